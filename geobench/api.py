@@ -1,0 +1,204 @@
+"""The typed contract between the core and every plugin.
+
+A plugin registers factories under a component kind (see ``hookspecs``).  Every factory
+is called as ``factory(params, ctx)`` where ``params`` is an instance of the pydantic model
+the plugin declared (``Params`` subclasses) and ``ctx`` is the ``BuildContext`` of the run
+being built.  What each kind's factory returns:
+
+=============  ==========================================================================
+datasets       ``Data`` (tensors in memory, on the CPU)
+augmentations  ``Augmentation``: ``aug(x, index, generator) -> x'`` batched on x's device
+backbones      ``nn.Module`` with ``feature_dim`` (and ``homogeneity_degree`` if homogeneous)
+heads          ``nn.Module`` with ``out_dim``; input dim is ``ctx.feature_dim``
+objectives     ``Objective`` (an ``nn.Module``; may own parameters: predictor, classifier)
+optimizers     ``torch.optim.Optimizer`` over ``ctx.model`` (the whole ``Arm``)
+mirror_maps    a mirror map object (see ``geobench_mirror.maps``)
+metrics        ``Metric``
+executors      ``Executor``
+inits          ``Init``: ``init(arm, data)`` modifies the freshly built arm in place
+=============  ==========================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+from torch import Tensor, nn
+
+
+class Params(BaseModel):
+    """Base of every component's parameter model: unknown fields are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataParams(Params):
+    """Parameters every dataset accepts."""
+
+    n_train: int | None = Field(None, ge=1, description="training samples (None: all)")
+    n_test: int | None = Field(None, ge=1, description="held-out samples (None: all)")
+    classes: int | list[int] | None = Field(
+        None, description="class subset: a count C' (sampled from the seed) or explicit ids"
+    )
+    reference_size: int = Field(256, ge=1, description="fixed reference set for metrics")
+    batch_size: int = Field(128, ge=1, description="training batch size")
+
+
+class MetricParams(Params):
+    """Parameters every metric accepts."""
+
+    every: int | None = Field(
+        None, ge=1, description="evaluate at steps 0, every, 2*every, ...; always at the end"
+    )
+
+
+@dataclass
+class Data:
+    """A dataset held in memory: train / held-out test / fixed reference split.
+
+    ``extras`` carries dataset-specific structure keyed by name, e.g. the latent
+    coordinates of ``orbit_manifold`` samples, indexed like ``train_x``.
+    """
+
+    train_x: Tensor
+    train_y: Tensor
+    test_x: Tensor
+    test_y: Tensor
+    reference_x: Tensor
+    reference_y: Tensor
+    num_classes: int
+    batch_size: int
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.train_x.shape[1:])
+
+    def to(self, device: torch.device) -> Data:
+        move = {k: v.to(device) for k, v in vars(self).items() if isinstance(v, Tensor)}
+        return Data(**{**vars(self), **move})
+
+
+@dataclass
+class Batch:
+    """One training batch: inputs, labels and their indices into ``Data.train_x``."""
+
+    x: Tensor
+    y: Tensor
+    index: Tensor
+    step: int
+
+
+class Augmentation(Protocol):
+    """``aug(x, index, generator)``: one random view of every sample of the batch.
+
+    ``index`` are the samples' indices into the training split (group-action
+    augmentations look up latent coordinates by them); ``generator`` is a CPU
+    ``torch.Generator`` from which all per-sample randomness is drawn.
+    """
+
+    def __call__(self, x: Tensor, index: Tensor, generator: torch.Generator) -> Tensor: ...
+
+
+class Arm(nn.Module):
+    """One trained model: backbone, head and objective (with the objective's own modules)."""
+
+    def __init__(self, backbone: nn.Module, head: nn.Module, objective: Objective) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        self.objective = objective
+
+    def represent(self, x: Tensor) -> Tensor:
+        """Backbone features z = f(x)."""
+        return self.backbone(x)
+
+    def embed(self, x: Tensor) -> Tensor:
+        """Head outputs h(f(x))."""
+        return self.head(self.backbone(x))
+
+
+class Objective(nn.Module):
+    """A training loss. ``n_views`` augmented views of the batch are passed in ``views``."""
+
+    n_views: ClassVar[int] = 2
+
+    def forward(self, arm: Arm, batch: Batch, views: list[Tensor]) -> Tensor:
+        raise NotImplementedError
+
+    def after_step(self, arm: Arm, step: int, total_steps: int) -> None:
+        """Called after each optimizer step (EMA targets update here)."""
+
+
+@dataclass
+class BuildContext:
+    """What a factory may need to know about the run being built."""
+
+    seed: int
+    device: torch.device
+    data: Data | None = None
+    feature_dim: int | None = None
+    embed_dim: int | None = None
+    model: nn.Module | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+    generator: torch.Generator | None = None
+
+
+@dataclass
+class MetricContext:
+    """What a metric sees when it is evaluated.
+
+    For a per-arm metric ``arm`` is the arm measured.  For a cross-arm metric
+    (``Metric.cross_arm``) ``arm`` is compared against ``reference`` (the suite's first arm).
+    ``history`` holds this arm's earlier values of this metric: field -> [(step, value)].
+    """
+
+    step: int
+    total_steps: int
+    arm_name: str
+    arm: Arm
+    data: Data
+    batch: Batch
+    views: list[Tensor]
+    augmentation: Augmentation
+    generator: torch.Generator
+    spec: dict[str, Any]
+    reference_name: str | None = None
+    reference: Arm | None = None
+    history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    lrs: list[float] = field(default_factory=list)
+
+
+class Metric:
+    """A measurement: ``metric(ctx) -> {field: value}`` (finite floats or NaN)."""
+
+    cross_arm: ClassVar[bool] = False
+
+    def __init__(self, params: MetricParams) -> None:
+        self.params = params
+
+    @property
+    def every(self) -> int | None:
+        return self.params.every
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        raise NotImplementedError
+
+
+class Init(Protocol):
+    """Modifies a freshly built arm in place before training starts."""
+
+    def __call__(self, arm: Arm, data: Data) -> None: ...
+
+
+class Executor(Protocol):
+    """Runs ``fn`` on each item, yielding ``(item, result)`` as results arrive."""
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]: ...
+
+
+Factory = Callable[[Any, BuildContext], Any]

@@ -1,0 +1,103 @@
+"""Name -> factory registry with parameter models, did-you-mean on a miss, and origins."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from geobench.api import BuildContext, Factory, Params
+from geobench.hookspecs import KINDS
+
+
+class RegistryError(ValueError):
+    """A lookup or registration problem, phrased for the user."""
+
+
+class EmptyParams(Params):
+    """A component without parameters."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str
+    name: str
+    factory: Factory
+    params: type[BaseModel]
+    doc: str
+    origin: str = "?"
+    version: str = "?"
+
+    def build(self, spec: dict[str, Any], ctx: BuildContext) -> Any:
+        """Validate ``spec`` (without ``name``) against the params model and call the factory."""
+        return self.factory(self.params.model_validate(spec), ctx)
+
+    def param_rows(self) -> list[dict[str, str]]:
+        rows = []
+        for fname, finfo in self.params.model_fields.items():
+            default = "required" if finfo.is_required() else repr(finfo.get_default())
+            rows.append(
+                {"name": fname, "type": _type_name(finfo.annotation), "default": default,
+                 "doc": finfo.description or ""}
+            )
+        return rows
+
+
+def _type_name(annotation: Any) -> str:
+    text = getattr(annotation, "__name__", None) or str(annotation)
+    return text.replace("typing.", "")
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """`` (did you mean 'x'?)`` when a close match exists, else ``''``."""
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+@dataclass
+class Registry:
+    entries: dict[str, dict[str, Entry]] = field(
+        default_factory=lambda: {kind: {} for kind in KINDS}
+    )
+
+    def add(self, entry: Entry) -> None:
+        existing = self.entries[entry.kind].get(entry.name)
+        if existing is not None:
+            raise RegistryError(
+                f"{entry.kind[:-1]} {entry.name!r} is registered twice: by {existing.origin} "
+                f"and by {entry.origin}"
+            )
+        self.entries[entry.kind][entry.name] = entry
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.entries[kind])
+
+    def get(self, kind: str, name: str) -> Entry:
+        if kind not in self.entries:
+            raise RegistryError(f"unknown component kind {kind!r}{did_you_mean(kind, list(KINDS))}")
+        try:
+            return self.entries[kind][name]
+        except KeyError:
+            allowed = ", ".join(self.names(kind)) or "none"
+            raise RegistryError(
+                f"{name!r} is not a registered {kind[:-1]}{did_you_mean(name, self.names(kind))}"
+                f"; registered: {allowed}"
+            ) from None
+
+    def build(self, kind: str, spec: dict[str, Any], ctx: BuildContext) -> Any:
+        """Build the component ``spec`` (``{name: ..., **params}``) of ``kind``."""
+        spec = dict(spec)
+        entry = self.get(kind, spec.pop("name"))
+        return entry.build(spec, ctx)
+
+    def validate(self, kind: str, spec: dict[str, Any]) -> BaseModel:
+        """Validate a component spec; raises ``RegistryError`` or ``ValidationError``."""
+        spec = dict(spec)
+        if "name" not in spec:
+            raise RegistryError(f"missing 'name' (a registered {kind[:-1]})")
+        return self.get(kind, spec.pop("name")).params.model_validate(spec)
+
+
+__all__ = ["Entry", "Registry", "RegistryError", "EmptyParams", "ValidationError", "did_you_mean"]
