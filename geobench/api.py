@@ -94,14 +94,17 @@ class Batch:
 
 
 class Augmentation(Protocol):
-    """``aug(x, index, generator)``: one random view of every sample of the batch.
+    """``aug(x, index, generator, view)``: one random view of every sample of the batch.
 
     ``index`` are the samples' indices into the training split (group-action
     augmentations look up latent coordinates by them); ``generator`` is a CPU
-    ``torch.Generator`` from which all per-sample randomness is drawn.
+    ``torch.Generator`` from which all per-sample randomness is drawn; ``view`` is the
+    view's number (0, 1, ...), for asymmetric two-view recipes such as BYOL's.
     """
 
-    def __call__(self, x: Tensor, index: Tensor, generator: torch.Generator) -> Tensor: ...
+    def __call__(
+        self, x: Tensor, index: Tensor, generator: torch.Generator, view: int = 0
+    ) -> Tensor: ...
 
 
 class Arm(nn.Module):
@@ -130,6 +133,10 @@ class Objective(nn.Module):
     def forward(self, arm: Arm, batch: Batch, views: list[Tensor]) -> Tensor:
         raise NotImplementedError
 
+    def setup(self, arm: Arm) -> None:
+        """Called once after the arm is built and initialised, before the optimizer exists
+        (an EMA target copies the online network here, with ``requires_grad=False``)."""
+
     def after_step(self, arm: Arm, step: int, total_steps: int) -> None:
         """Called after each optimizer step (EMA targets update here)."""
 
@@ -145,7 +152,6 @@ class BuildContext:
     embed_dim: int | None = None
     model: nn.Module | None = None
     spec: dict[str, Any] = field(default_factory=dict)
-    generator: torch.Generator | None = None
 
 
 @dataclass
