@@ -1,0 +1,7 @@
+from geobench.geometry.similarity import (  # noqa: F401
+    MinibatchCKA,
+    frobenius_gap,
+    linear_cka,
+    rsa,
+    similarity_matrix,
+)
