@@ -1,3 +1,6 @@
+"""Reusable geometry: plain functions on tensors, usable without the harness."""
+
+from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy  # noqa: F401
 from geobench.geometry.similarity import (  # noqa: F401
     MinibatchCKA,
     frobenius_gap,

@@ -1,0 +1,33 @@
+"""The core's own plugin: executors and harness-level metrics (registered like any plugin)."""
+
+from geobench.executors.local import LocalParams, build_local
+from geobench.executors.pool import PoolParams, build_pool
+from geobench.hookspecs import hookimpl
+from geobench.metrics import (
+    EvalLoss,
+    EvalLossParams,
+    Knn,
+    KnnParams,
+    LinearProbe,
+    Nccc,
+    ReadoutParams,
+)
+
+
+@hookimpl
+def register_executors(register):
+    register("local", build_local, params=LocalParams, doc="Serial, in this process.")
+    register("pool", build_pool, params=PoolParams,
+             doc="N worker processes; the parent alone writes results.")
+
+
+@hookimpl
+def register_metrics(register):
+    register("linear_probe", lambda p, ctx: LinearProbe(p), params=ReadoutParams,
+             doc="Linear-probe test accuracy on backbone or head features.")
+    register("knn", lambda p, ctx: Knn(p), params=KnnParams,
+             doc="k-NN (cosine) test accuracy on backbone or head features.")
+    register("nccc", lambda p, ctx: Nccc(p), params=ReadoutParams,
+             doc="Nearest class-centre test accuracy on backbone or head features.")
+    register("eval_loss", lambda p, ctx: EvalLoss(p), params=EvalLossParams,
+             doc="The objective on held-out batches.")

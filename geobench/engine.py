@@ -1,0 +1,259 @@
+"""Training loop: one or more arms in lockstep, metric callbacks on their schedules.
+
+Lockstep means shared randomness: every arm is built after re-seeding torch with the
+cell's seed (so arms of the same architecture start from identical weights, which is
+asserted), and every step all arms see the same batch and the same augmented views.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from geobench.api import Arm, BuildContext, Data, Metric, MetricContext
+from geobench.loader import batch_hash, batches, steps_per_epoch
+from geobench.plugins import registry as default_registry
+from geobench.registry import Registry
+from geobench.suite import SINGLE_ARM, Cell
+
+Progress = Callable[[int, int, float], None]
+CHECK_EVERY = 10  # steps between checks for a non-finite loss (each check syncs the device)
+
+
+@dataclass
+class CellResult:
+    cell_id: str
+    status: str  # complete | diverged | failed
+    error: str | None = None
+    traceback: str | None = None
+    series: list[tuple[str, str, int, float]] = field(default_factory=list)
+    finals: dict[str, float] = field(default_factory=dict)
+    started: float = 0.0
+    finished: float = 0.0
+    device: str = "cpu"
+    batch_digest: str = ""
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def total_steps(train: dict[str, Any], data: Data) -> int:
+    if train["steps"] is not None:
+        return train["steps"]
+    return train["epochs"] * steps_per_epoch(data)
+
+
+def scaled_lr(lr: float, train: dict[str, Any], batch_size: int) -> float:
+    """``lr * (B / base_batch_size) ** k`` with k = 1, 1/2, 1/4 or 0 (``lr_scaling``)."""
+    power = {"none": 0.0, "linear": 1.0, "sqrt": 0.5, "fourth_root": 0.25}[train["lr_scaling"]]
+    return lr * (batch_size / train["base_batch_size"]) ** power
+
+
+def lr_factor(step: int, total: int, train: dict[str, Any]) -> float:
+    """Multiplier of the base learning rate at ``step`` (0-based)."""
+    if train["lr_schedule"] == "constant":
+        return 1.0
+    warm = train["warmup_steps"]
+    if step < warm:
+        return (step + 1) / warm
+    span = max(1, total - warm)
+    return 0.5 * (1.0 + math.cos(math.pi * min(step - warm, span) / span))
+
+
+def schedule(every: int | None, total: int) -> set[int]:
+    """Steps at which a metric runs: 0, every, 2*every, ... and always ``total``."""
+    return (set(range(0, total + 1, every)) if every else set()) | {total}
+
+
+def _same_weights(a: nn.Module, b: nn.Module) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+class _ArmRun:
+    """One arm with its optimizer, learning-rate schedule and metrics."""
+
+    def __init__(self, name: str, spec: dict[str, Any], reg: Registry, seed: int,
+                 device: torch.device, data: Data) -> None:
+        self.name, self.spec = name, spec
+        torch.manual_seed(seed)
+        ctx = BuildContext(seed=seed, device=device, data=data, spec=spec)
+        backbone = reg.build("backbones", spec["backbone"], ctx)
+        ctx.feature_dim = backbone.feature_dim
+        head = reg.build("heads", spec["head"], ctx)
+        ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
+        objective = reg.build("objectives", spec["objective"], ctx)
+        self.arm = Arm(backbone, head, objective).to(device)
+        if spec["init"] is not None:
+            reg.build("inits", spec["init"], ctx)(self.arm, data)
+        objective.setup(self.arm)
+        ctx.model = self.arm
+        self.optimizer = reg.build("optimizers", spec["optimizer"], ctx)
+        for group in self.optimizer.param_groups:
+            group["lr"] = scaled_lr(group["lr"], spec["train"], data.batch_size)
+        self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
+        self.metrics: list[tuple[str, Metric]] = [
+            (m["name"], reg.build("metrics", m, ctx)) for m in spec["metrics"]]
+        self.lrs: list[float] = []
+
+    def step(self, batch, views, step: int, total: int) -> torch.Tensor:
+        factor = lr_factor(step, total, self.spec["train"])
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = base * factor
+        self.lrs.append(self.base_lrs[0] * factor)
+        self.arm.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = self.arm.objective(self.arm, batch, views)
+        loss.backward()
+        clip = self.spec["train"]["clip_grad"]
+        if clip is not None:
+            nn.utils.clip_grad_norm_(self.arm.parameters(), clip)
+        self.optimizer.step()
+        self.arm.objective.after_step(self.arm, step, total)
+        return loss.detach()
+
+
+def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None = None
+             ) -> CellResult:
+    """Train every arm of ``cell`` in lockstep; never raises (failures become the status)."""
+    result = CellResult(cell.id, "complete", started=time.time())
+    try:
+        _train(cell, reg or default_registry(), progress, result)
+    except Exception as exc:  # a failing cell is recorded and the grid goes on
+        result.status, result.error = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]
+        result.traceback = traceback.format_exc()
+    result.finished = time.time()
+    return result
+
+
+def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult) -> None:
+    seed = cell.rng_seed
+    first = next(iter(cell.arms.values()))
+    device = resolve_device(first["train"]["device"])
+    result.device = str(device)
+    torch.manual_seed(seed)
+    data = reg.build("datasets", first["data"], BuildContext(seed, torch.device("cpu"),
+                                                             spec=first)).to(device)
+    augment = reg.build("augmentations", first["augment"],
+                        BuildContext(seed, device, data, spec=first))
+    runs = [_ArmRun(name, spec, reg, seed, device, data) for name, spec in cell.arms.items()]
+    _check_lockstep(runs)
+    total = total_steps(first["train"], data)
+    n_views = max(type(r.arm.objective).n_views for r in runs)
+    view_gen = torch.Generator().manual_seed(seed + 1)
+    history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = {}
+    pending: list[torch.Tensor] = []
+    log_every = max(1, total // 200)
+    digest = []
+    for batch in batches(data, seed, total + 1):
+        step = batch.step
+        views = [augment(batch.x, batch.index, view_gen, view=v) for v in range(n_views)]
+        digest.append(batch_hash(batch))
+        _run_metrics(runs, step, total, data, batch, views, augment, seed, history, result)
+        if step == total:
+            break
+        pending.append(torch.stack([r.step(batch, views, step, total) for r in runs]))
+        if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
+            if _flush_losses(runs, pending, step + 1, log_every, result, progress, total):
+                return
+            pending = []
+    result.batch_digest = batch_hash_of(digest)
+    result.finals = _finals(result.series)
+
+
+def batch_hash_of(hashes: list[str]) -> str:
+    """Digest of the whole batch sequence: equal digests mean identical batches in order."""
+    return hashlib.sha256("".join(hashes).encode()).hexdigest()[:16]
+
+
+def _check_lockstep(runs: list[_ArmRun]) -> None:
+    for run in runs[1:]:
+        ref = runs[0]
+        if run.spec["backbone"] == ref.spec["backbone"]:
+            if not _same_weights(run.arm.backbone, ref.arm.backbone):
+                raise RuntimeError(f"arms {ref.name!r} and {run.name!r} share a backbone spec "
+                                   "but did not start from the same weights")
+            if run.spec["head"] == ref.spec["head"] and not _same_weights(run.arm.head,
+                                                                          ref.arm.head):
+                raise RuntimeError(f"arms {ref.name!r} and {run.name!r} share a head spec "
+                                   "but did not start from the same weights")
+
+
+def _flush_losses(runs, pending, upto, log_every, result, progress, total) -> bool:
+    """Record the losses of the last steps; return True (and mark divergence) if one is
+    not finite."""
+    losses = torch.stack(pending).cpu()
+    start = upto - len(pending)
+    for i, row in enumerate(losses.tolist()):
+        step = start + i
+        for run, value in zip(runs, row):
+            if not math.isfinite(value):
+                result.status = "diverged"
+                result.error = f"non-finite loss at step {step} (arm {run.name})"
+                result.finals = _finals(result.series)
+                return True
+            if step % log_every == 0 or step == total - 1:
+                result.series.append((run.name, "loss.train", step, value))
+    if progress is not None:
+        progress(upto, total, float(losses[-1].mean()))
+    return False
+
+
+def _run_metrics(runs, step, total, data, batch, views, augment, seed, history, result) -> None:
+    due = [(run, name, metric) for run in runs for name, metric in run.metrics
+           if step in schedule(metric.every, total)]
+    if not due:
+        return
+    cpu_state = torch.get_rng_state()
+    cuda_state = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
+    reference = runs[0]
+    for i, (run, name, metric) in enumerate(due):
+        pairs = [(r, reference) for r in runs[1:]] if metric.cross_arm else [(run, None)]
+        if metric.cross_arm and run is not reference:
+            continue
+        for arm_run, ref in pairs:
+            label = f"{reference.name}~{arm_run.name}" if ref is not None else arm_run.name
+            hist = history.setdefault((label, name), {})
+            ctx = MetricContext(
+                step=step, total_steps=total, arm_name=arm_run.name, arm=arm_run.arm, data=data,
+                batch=batch, views=views, augmentation=augment,
+                generator=torch.Generator().manual_seed((seed + 7919 * (step + 1) + i) % 2**63),
+                spec=arm_run.spec, reference_name=ref.name if ref else None,
+                reference=ref.arm if ref else None, history=hist, lrs=list(arm_run.lrs))
+            modes = [(m, m.training) for m in (arm_run.arm, ref.arm if ref else None) if m]
+            for module, _ in modes:
+                module.eval()
+            try:
+                values = metric(ctx)
+            finally:
+                for module, was in modes:
+                    module.train(was)
+            for fld, value in values.items():
+                value = float(value)
+                hist.setdefault(fld, []).append((step, value))
+                result.series.append((label, f"{name}.{fld}", step, value))
+    torch.set_rng_state(cpu_state)
+    if cuda_state is not None:
+        torch.cuda.set_rng_state_all(cuda_state)
+
+
+def _finals(series: list[tuple[str, str, int, float]]) -> dict[str, float]:
+    """Last value of each series, keyed ``<arm>/<metric>.<field>`` (no arm prefix for a
+    single-arm run)."""
+    last: dict[str, tuple[int, float]] = {}
+    for arm, metric, step, value in series:
+        key = metric if arm == SINGLE_ARM else f"{arm}/{metric}"
+        if key not in last or step >= last[key][0]:
+            last[key] = (step, value)
+    return {key: value for key, (_, value) in last.items()}

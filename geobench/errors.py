@@ -1,0 +1,39 @@
+"""One-line descriptions of pydantic validation errors, with did-you-mean suggestions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from geobench.registry import did_you_mean
+
+
+def _allowed_fields(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:
+    for part in loc[:-1]:
+        if model is None:
+            return []
+        info = model.model_fields.get(str(part))
+        sub = getattr(info, "annotation", None) if info else None
+        model = sub if isinstance(sub, type) and issubclass(sub, BaseModel) else None
+    return list(model.model_fields) if model is not None else []
+
+
+def describe_validation_error(err: dict[str, Any], model: type[BaseModel] | None = None) -> str:
+    """A short sentence for one entry of ``ValidationError.errors()``."""
+    kind, value = err.get("type", ""), err.get("input")
+    field = str(err["loc"][-1]) if err.get("loc") else "value"
+    if kind == "literal_error":
+        allowed = re.findall(r"'([^']*)'", err.get("ctx", {}).get("expected", ""))
+        return (f"{value!r} is not an allowed {field}{did_you_mean(str(value), allowed)}; "
+                f"allowed: {', '.join(allowed)}")
+    if kind == "extra_forbidden":
+        allowed = _allowed_fields(model, tuple(err["loc"]))
+        hint = did_you_mean(field, allowed)
+        return f"unknown field {field!r}{hint}" + (f"; allowed: {', '.join(allowed)}"
+                                                   if allowed else "")
+    if kind == "missing":
+        return f"missing required field {field!r}"
+    msg = err.get("msg", "invalid value").removeprefix("Value error, ")
+    return f"{msg} (got {value!r})" if value is not None and not isinstance(value, dict) else msg

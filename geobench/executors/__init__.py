@@ -1,0 +1,1 @@
+"""Built-in executors: ``local`` (serial, in process) and ``pool`` (worker processes)."""

@@ -1,0 +1,86 @@
+"""Harness-level metrics: held-out loss and read-out accuracies of backbone or head features."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from pydantic import Field
+from torch import Tensor
+
+from geobench.api import Arm, Batch, Metric, MetricContext, MetricParams
+from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
+
+
+@torch.no_grad()
+def features(arm: Arm, x: Tensor, space: str, chunk: int = 512) -> Tensor:
+    """Backbone (``space='backbone'``) or head outputs of ``x``, computed in chunks."""
+    fn = arm.represent if space == "backbone" else arm.embed
+    return torch.cat([fn(x[i:i + chunk]).flatten(1) for i in range(0, len(x), chunk)]).cpu()
+
+
+class ReadoutParams(MetricParams):
+    space: Literal["backbone", "head"] = Field("backbone", description="features read out")
+    max_train: int = Field(2048, ge=1, description="training samples used to fit the read-out")
+
+
+class _Readout(Metric):
+    """Fit on (up to ``max_train``) training features, score on the held-out split."""
+
+    def score(self, xtr: Tensor, ytr: Tensor, xte: Tensor, yte: Tensor) -> float:
+        raise NotImplementedError
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        n = min(self.params.max_train, len(ctx.data.train_x))
+        xtr = features(ctx.arm, ctx.data.train_x[:n], self.params.space)
+        xte = features(ctx.arm, ctx.data.test_x, self.params.space)
+        ytr, yte = ctx.data.train_y[:n].cpu(), ctx.data.test_y.cpu()
+        return {"accuracy": self.score(xtr, ytr, xte, yte)}
+
+
+class LinearProbe(_Readout):
+    """Linear-probe test accuracy (multinomial logistic regression, L-BFGS)."""
+
+    def score(self, xtr, ytr, xte, yte):
+        return linear_probe_accuracy(xtr, ytr, xte, yte)
+
+
+class KnnParams(ReadoutParams):
+    k: int = Field(20, ge=1, description="neighbours (cosine similarity)")
+
+
+class Knn(_Readout):
+    """k-nearest-neighbour test accuracy under cosine similarity."""
+
+    def score(self, xtr, ytr, xte, yte):
+        return knn_accuracy(xtr, ytr, xte, yte, k=self.params.k)
+
+
+class Nccc(_Readout):
+    """Nearest class-centre test accuracy."""
+
+    def score(self, xtr, ytr, xte, yte):
+        return nccc_accuracy(xtr, ytr, xte, yte)
+
+
+class EvalLossParams(MetricParams):
+    max_batches: int = Field(8, ge=1, description="held-out batches averaged")
+
+
+class EvalLoss(Metric):
+    """The arm's objective on held-out batches (views from the metric's own generator)."""
+
+    @torch.no_grad()
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        size = min(ctx.data.batch_size, len(ctx.data.test_x))
+        n_views = type(ctx.arm.objective).n_views
+        losses = []
+        for b, start in enumerate(range(0, len(ctx.data.test_x) - size + 1, size)):
+            if b >= self.params.max_batches:
+                break
+            index = torch.arange(start, start + size, device=ctx.data.test_x.device)
+            batch = Batch(ctx.data.test_x[index], ctx.data.test_y[index], index, ctx.step)
+            views = [ctx.augmentation(batch.x, index, ctx.generator, view=v)
+                     for v in range(n_views)]
+            losses.append(float(ctx.arm.objective(ctx.arm, batch, views)))
+        return {"value": sum(losses) / len(losses)}

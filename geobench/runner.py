@@ -1,0 +1,106 @@
+"""Runs a suite's missing cells through an executor and writes each result to the store."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from geobench.api import BuildContext
+from geobench.engine import CellResult, run_cell
+from geobench.plugins import registry
+from geobench.provenance import provenance
+from geobench.store import Store
+from geobench.suite import Cell, expand, load_suite
+
+
+@dataclass
+class RunSummary:
+    cells: list[Cell]
+    skipped: int
+    statuses: Counter = field(default_factory=Counter)
+
+
+def describe(cell: Cell) -> str:
+    return ", ".join(f"{k}={v}" for k, v in cell.varied.items()) or "base"
+
+
+class _Progress:
+    """A grid bar (cells) and a cell bar (steps) on a TTY; else one line per finished cell."""
+
+    def __init__(self, total: int, done: int, quiet: bool) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty() and not quiet
+        self.finished = done
+        self.total = total
+        self.grid = tqdm(total=total, initial=done, desc="cells", unit="cell",
+                         position=0, file=sys.stderr) if self.tty else None
+        self.cell_bar: tqdm | None = None
+
+    def start(self, cell: Cell) -> None:
+        if self.tty:
+            self.cell_bar = tqdm(desc=describe(cell)[:60], unit="step", position=1,
+                                 leave=False, file=sys.stderr)
+
+    def step(self, step: int, total: int, loss: float) -> None:
+        if self.cell_bar is not None:
+            self.cell_bar.total = total
+            self.cell_bar.n = step
+            self.cell_bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
+            self.cell_bar.refresh()
+
+    def finish(self, cell: Cell, result: CellResult) -> None:
+        self.finished += 1
+        if self.cell_bar is not None:
+            self.cell_bar.close()
+            self.cell_bar = None
+        if self.grid is not None:
+            self.grid.update(1)
+            if result.status != "complete":
+                self.grid.write(f"{cell.id} ({describe(cell)}): {result.status}: {result.error}")
+        elif not self.quiet:
+            took = result.finished - result.started
+            note = f": {result.error}" if result.error else ""
+            print(f"[{self.finished}/{self.total}] {cell.id} ({describe(cell)}) "
+                  f"{result.status} in {took:.1f}s{note}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.grid is not None:
+            self.grid.close()
+
+
+def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geobench.sqlite",
+              executor: str = "local", workers: int = 2, rerun: bool = False,
+              quiet: bool = False) -> RunSummary:
+    """Validate and expand the suite, then run every cell the store does not hold yet."""
+    reg = registry()
+    cells = expand(load_suite(path), reg, profile)
+    spec = {"name": executor, **({"workers": workers} if executor != "local" else {})}
+    runner = reg.build("executors", spec, BuildContext(seed=0, device=None))  # type: ignore[arg-type]
+    store = Store(store_path)
+    try:
+        done = set() if rerun else store.done_ids([c.id for c in cells])
+        todo = [c for c in cells if c.id not in done]
+        summary = RunSummary(cells, skipped=len(done))
+        progress = _Progress(len(cells), len(done), quiet)
+        try:
+            for cell, result in _execute(runner, todo, progress):
+                store.write(cell, result, provenance())
+                summary.statuses[result.status] += 1
+                progress.finish(cell, result)
+        finally:
+            progress.close()
+    finally:
+        store.close()
+    return summary
+
+
+def _execute(runner, todo: list[Cell], progress: _Progress):
+    if getattr(runner, "in_process", False):
+        def fn(cell: Cell) -> CellResult:
+            progress.start(cell)
+            return run_cell(cell, progress=progress.step)
+        return runner.map(fn, todo)
+    return runner.map(run_cell, todo)

@@ -1,0 +1,285 @@
+"""Suite YAML -> validated ``Suite`` -> expanded, fully resolved ``Cell``s.
+
+Every error is a ``SuiteError`` with one line: ``file:line: dotted.path: what is wrong``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+import geobench
+from geobench.config import COMPONENT_KINDS, SHARED_ACROSS_ARMS, RunSpec, Suite
+from geobench.errors import describe_validation_error
+from geobench.registry import Registry, RegistryError, did_you_mean
+from geobench.yamlio import SuiteError, line_of, load_yaml
+
+SINGLE_ARM = "main"
+Loc = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a suite: every arm's resolved spec, its id and its RNG seed."""
+
+    id: str
+    suite: str
+    profile: str
+    seed: int
+    arms: dict[str, dict[str, Any]]
+    varied: dict[str, Any]
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rng_seed(self) -> int:
+        """The seed every random generator of the run derives from: a function of the id."""
+        return int(self.id[:8], 16)
+
+    def config(self) -> dict[str, Any]:
+        return {"suite": self.suite, "profile": self.profile, "seed": self.seed,
+                "arms": self.arms, "varied": self.varied, "versions": self.versions}
+
+
+@dataclass
+class LoadedSuite:
+    path: str
+    suite: Suite
+    lines: dict[Loc, int]
+
+    def where(self, loc: Loc) -> str:
+        line = line_of(self.lines, loc)
+        dotted = format_loc(loc)
+        return f"{self.path}{f':{line}' if line else ''}: {dotted}" if dotted else self.path
+
+    def fail(self, loc: Loc, message: str) -> SuiteError:
+        return SuiteError(f"{self.where(loc)}: {message}")
+
+
+def format_loc(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_suite(path: str | Path) -> LoadedSuite:
+    """Read and validate the suite's own structure (components are checked in ``expand``)."""
+    path = str(path)
+    if not Path(path).is_file():
+        raise SuiteError(f"{path}: no such suite file")
+    data, lines = load_yaml(path)
+    if not isinstance(data, dict):
+        raise SuiteError(f"{path}: a suite is a YAML mapping with at least 'name' and 'base'")
+    loaded = LoadedSuite(path, None, lines)  # type: ignore[arg-type]
+    try:
+        loaded.suite = Suite.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise loaded.fail(tuple(err["loc"]), describe_validation_error(err, Suite)) from None
+    return loaded
+
+
+def deep_merge(base: Any, over: Any) -> Any:
+    """``over`` merged into a copy of ``base``; mappings merge key by key, the rest replaces."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for key, value in over.items():
+            out[key] = deep_merge(base.get(key), value) if key in base else copy.deepcopy(value)
+        return out
+    return copy.deepcopy(over)
+
+
+def set_dotted(doc: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = doc
+    for part in parts[:-1]:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    node[parts[-1]] = copy.deepcopy(value)
+
+
+def get_dotted(doc: Any, key: str) -> Any:
+    for part in key.split("."):
+        if not isinstance(doc, dict) or part not in doc:
+            return None
+        doc = doc[part]
+    return doc
+
+
+def _depth(doc: Any, path: tuple[str, ...]) -> int:
+    depth = 0
+    for part in path:
+        if not isinstance(doc, dict) or part not in doc:
+            break
+        doc, depth = doc[part], depth + 1
+    return depth
+
+
+@dataclass
+class _Source:
+    loc: Loc
+    doc: dict[str, Any]
+
+
+def _origin(path: tuple[Any, ...], assigned: list[tuple[str, Loc]], sources: list[_Source]) -> Loc:
+    """Where in the file the value at ``path`` (inside an arm spec) was written."""
+    dotted = ".".join(str(p) for p in path)
+    for key, loc in assigned:
+        if dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + "."):
+            return loc
+    best: tuple[int, Loc] = (-1, ("base",) + tuple(path))
+    for src in sources:  # highest priority first
+        depth = _depth(src.doc, tuple(str(p) for p in path))
+        if depth > best[0] and depth > 0:
+            best = (depth, src.loc + tuple(path[:depth]) + tuple(path[depth:]))
+        if depth == len(path):
+            break
+    return best[1]
+
+
+def _seed_list(seeds: int | list[int]) -> list[int]:
+    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+
+
+def _check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any]) -> None:
+    head, _, rest = key.partition(".")
+    fields = list(RunSpec.model_fields)
+    if head == "arms":
+        arm = rest.partition(".")[0]
+        if arm not in arms:
+            raise loaded.fail(loc, f"unknown arm {arm!r}; arms: {', '.join(arms) or 'none'}")
+    elif head not in fields:
+        raise loaded.fail(
+            loc, f"{key!r} is not a run-spec key{did_you_mean(head, fields)}; "
+                 f"keys start with one of: {', '.join(fields)}, arms")
+
+
+def _resolve_arm(
+    registry: Registry, spec: dict[str, Any], fail: Any
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Validate one arm's spec; return it with every component's defaults filled in."""
+    try:
+        run = RunSpec.model_validate(spec)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise fail(tuple(err["loc"]), describe_validation_error(err, RunSpec)) from None
+    resolved = run.model_dump(mode="json")
+    versions: dict[str, str] = {}
+    items = [(key, COMPONENT_KINDS[key], (key,)) for key in COMPONENT_KINDS
+             if resolved.get(key) is not None]
+    items += [(None, "metrics", ("metrics", i)) for i in range(len(resolved["metrics"]))]
+    for _key, kind, path in items:
+        comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
+        if not isinstance(comp, dict) or "name" not in comp:
+            raise fail(path, f"a component is a mapping with 'name' (a registered {kind[:-1]})")
+        try:
+            entry = registry.get(kind, comp["name"])
+            params = entry.params.model_validate({k: v for k, v in comp.items() if k != "name"})
+        except RegistryError as exc:
+            raise fail(path + ("name",), str(exc)) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise fail(path + tuple(err["loc"]),
+                       describe_validation_error(err, entry.params)) from None
+        full = {"name": comp["name"], **params.model_dump(mode="json")}
+        if len(path) == 1:
+            resolved[path[0]] = full
+        else:
+            resolved["metrics"][path[1]] = full
+        versions[entry.origin] = entry.version
+    return resolved, versions
+
+
+def cell_id(payload: dict[str, Any]) -> str:
+    """Stable id: sha256 of the canonical JSON (sorted keys, no whitespace), 16 hex digits."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke") -> list[Cell]:
+    """All cells of the suite under ``profile``, validated and resolved."""
+    suite = loaded.suite
+    if profile not in suite.profiles and profile != "smoke":
+        names = list(suite.profiles)
+        raise loaded.fail(("profiles",), f"no profile {profile!r}{did_you_mean(profile, names)}; "
+                                         f"profiles: {', '.join(names) or 'none'}")
+    prof = suite.profiles.get(profile)
+    ploc: Loc = ("profiles", profile)
+    base = deep_merge(suite.base, prof.base) if prof else copy.deepcopy(suite.base)
+    arm_names = list(suite.arms) or [SINGLE_ARM]
+    arm_over = {a: deep_merge(suite.arms.get(a, {}), prof.arms.get(a, {}) if prof else {})
+                for a in arm_names}
+    grid = [(("grid", k), k, v) for k, v in suite.grid.items() if not (prof and k in prof.grid)]
+    grid += [(ploc + ("grid", k), k, v) for k, v in (prof.grid.items() if prof else [])]
+    use_prof_zip = prof is not None and prof.zip is not None
+    zips = prof.zip if use_prof_zip else suite.zip
+    zloc: Loc = (ploc + ("zip",)) if use_prof_zip else ("zip",)
+    exclude = prof.exclude if prof and prof.exclude is not None else suite.exclude
+    seeds = _seed_list(prof.seeds if prof and prof.seeds is not None else suite.seeds)
+
+    axes: list[list[list[tuple[str, Any, Loc]]]] = []
+    for loc, key, values in grid:
+        _check_key(loaded, loc, key, suite.arms)
+        if not values:
+            raise loaded.fail(loc, "a grid axis needs at least one value")
+        axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
+    for g, group in enumerate(zips):
+        lengths = {len(v) for v in group.values()}
+        if len(lengths) != 1:
+            raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths")
+        for key in group:
+            _check_key(loaded, zloc + (g, key), key, suite.arms)
+        n = lengths.pop()
+        axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
+                     for i in range(n)])
+
+    cells: list[Cell] = []
+    for combo in itertools.product(*axes):
+        assignment = [item for group in combo for item in group]
+        varied = {key: value for key, value, _ in assignment}
+        if any(all(varied.get(k, get_dotted(base, k)) == v for k, v in ex.items())
+               for ex in exclude):
+            continue
+        run_base = copy.deepcopy(base)
+        overrides = copy.deepcopy(arm_over)
+        for key, value, _ in assignment:
+            if key.startswith("arms."):
+                arm, _, rest = key[len("arms."):].partition(".")
+                set_dotted(overrides[arm], rest, value)
+            else:
+                set_dotted(run_base, key, value)
+        arms, versions = {}, {"geobench": geobench.__version__}
+        for arm in arm_names:
+            assigned = [(k[len(f"arms.{arm}."):] if k.startswith("arms.") else k, loc)
+                        for k, _, loc in assignment
+                        if not k.startswith("arms.") or k.startswith(f"arms.{arm}.")]
+            sources = [_Source((ploc + ("arms", arm)), prof.arms.get(arm, {}) if prof else {}),
+                       _Source(("arms", arm), suite.arms.get(arm, {})),
+                       _Source(ploc + ("base",), prof.base if prof else {}),
+                       _Source(("base",), suite.base)]
+
+            def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
+                return loaded.fail(_origin(path, _a, _s), message)
+
+            arms[arm], used = _resolve_arm(registry, deep_merge(run_base, overrides[arm]), fail)
+            versions.update(used)
+        first = arms[arm_names[0]]
+        for arm in arm_names[1:]:
+            for key in SHARED_ACROSS_ARMS:
+                if arms[arm][key] != first[key]:
+                    raise loaded.fail(("arms", arm, key),
+                                      f"arms train in lockstep and must share '{key}'")
+        for seed in seeds:
+            payload = {"suite": suite.name, "profile": profile, "seed": seed, "arms": arms,
+                       "versions": versions}
+            cells.append(Cell(cell_id(payload), suite.name, profile, seed, arms,
+                              {**varied, "seed": seed}, versions))
+    return cells
