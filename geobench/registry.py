@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -46,7 +46,8 @@ class Entry:
 
 
 def _type_name(annotation: Any) -> str:
-    text = getattr(annotation, "__name__", None) or str(annotation)
+    plain = isinstance(annotation, type) and get_origin(annotation) is None
+    text = annotation.__name__ if plain else str(annotation)
     return text.replace("typing.", "")
 
 

@@ -1,0 +1,185 @@
+"""``geobench run | list | show | validate | results | leaderboard | analyze``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tabulate import tabulate
+
+from geobench.hookspecs import KINDS
+from geobench.registry import RegistryError, did_you_mean
+from geobench.yamlio import SuiteError
+
+DEFAULT_STORE = "results/geobench.sqlite"
+
+
+def _suite_args(p: argparse.ArgumentParser, store: bool = True) -> None:
+    p.add_argument("suite", help="path of the suite YAML file")
+    p.add_argument("--profile", default="smoke", help="profile to expand (default: smoke)")
+    if store:
+        p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="geobench", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a suite's missing cells, then publish its leaderboard")
+    _suite_args(run)
+    run.add_argument("--executor", default="local", help="registered executor (local, pool)")
+    run.add_argument("--workers", type=int, default=2, help="workers for parallel executors")
+    run.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
+    run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
+    run.add_argument("--out", help="leaderboard path (default leaderboards/<suite>.md)")
+    lst = sub.add_parser("list", help="registered components with params and origin")
+    lst.add_argument("kind", nargs="?", help=f"one of: {', '.join(KINDS)}")
+    lst.add_argument("--json", action="store_true")
+    show = sub.add_parser("show", help="the expanded cells of a suite")
+    _suite_args(show, store=False)
+    val = sub.add_parser("validate", help="check a suite without running it")
+    _suite_args(val, store=False)
+    res = sub.add_parser("results", help="stored results of a suite's cells")
+    _suite_args(res)
+    res.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
+    lb = sub.add_parser("leaderboard", help="publish a suite's leaderboard from the store")
+    _suite_args(lb)
+    lb.add_argument("--out", help="markdown path (default leaderboards/<suite>.md)")
+    sub.add_parser("analyze", help="orbit compression / metric singularity of a checkpoint",
+                   add_help=False)
+    return ap
+
+
+def _cells(args):
+    from geobench.plugins import registry
+    from geobench.suite import expand, load_suite
+
+    loaded = load_suite(args.suite)
+    return loaded, expand(loaded, registry(), args.profile)
+
+
+def _out_path(args, loaded) -> Path:
+    if getattr(args, "out", None):
+        return Path(args.out)
+    suffix = "" if args.profile == "smoke" else f"_{args.profile}"
+    return Path("leaderboards") / f"{loaded.suite.name}{suffix}.md"
+
+
+def cmd_run(args) -> int:
+    from geobench.runner import run_suite
+
+    summary = run_suite(args.suite, args.profile, args.store, args.executor, args.workers,
+                        args.rerun, args.quiet)
+    ran = sum(summary.statuses.values())
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none run"
+    print(f"{len(summary.cells)} cells: {summary.skipped} already stored, {ran} run ({counts})")
+    if not args.no_leaderboard:
+        return cmd_leaderboard(args)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from geobench.plugins import registry
+
+    reg = registry()
+    if args.kind and args.kind not in KINDS:
+        raise RegistryError(f"unknown kind {args.kind!r}{did_you_mean(args.kind, list(KINDS))}; "
+                            f"kinds: {', '.join(KINDS)}")
+    kinds = [args.kind] if args.kind else list(KINDS)
+    entries = [reg.get(k, n) for k in kinds for n in reg.names(k)]
+    if args.json:
+        for e in entries:
+            print(json.dumps({"kind": e.kind, "name": e.name, "doc": e.doc, "origin": e.origin,
+                              "version": e.version, "params": e.param_rows()}))
+        return 0
+    for kind in kinds:
+        print(f"{kind}:")
+        for e in (x for x in entries if x.kind == kind):
+            print(f"  {e.name:<22} {e.doc}  [{e.origin} {e.version}]")
+            for p in e.param_rows():
+                print(f"      {p['name']}: {p['type']} = {p['default']}"
+                      + (f"  — {p['doc']}" if p["doc"] else ""))
+    return 0
+
+
+def cmd_show(args) -> int:
+    loaded, cells = _cells(args)
+    varied = list(dict.fromkeys(k for c in cells for k in c.varied))
+    print(f"{loaded.suite.name} [{args.profile}]: {len(cells)} cells, arms: "
+          f"{', '.join(cells[0].arms) if cells else '-'}")
+    rows = [[c.id] + [c.varied.get(k, "") for k in varied] for c in cells]
+    print(tabulate(rows, headers=["cell"] + varied, tablefmt="github"))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    loaded, cells = _cells(args)
+    print(f"{args.suite}: valid ({len(cells)} cells in profile {args.profile!r})")
+    return 0
+
+
+def cmd_results(args) -> int:
+    from geobench.store import Store
+
+    _, cells = _cells(args)
+    store = Store(args.store)
+    stored = store.cells([c.id for c in cells])
+    store.close()
+    rows = []
+    for cell in cells:
+        row = stored.get(cell.id)
+        obj = {"cell": cell.id, "config": cell.config(),
+               "status": row["status"] if row else "missing",
+               "error": row["error"] if row else None,
+               "metrics": row["metrics"] if row else {}}
+        if args.json:
+            print(json.dumps(obj))
+        else:
+            rows.append([cell.id, obj["status"], ", ".join(f"{k}={v}" for k, v in
+                                                           cell.varied.items())])
+    if not args.json:
+        print(tabulate(rows, headers=["cell", "status", "varied"], tablefmt="github"))
+    return 0
+
+
+def cmd_leaderboard(args) -> int:
+    from geobench.leaderboard import render
+    from geobench.store import Store
+
+    loaded, cells = _cells(args)
+    out = _out_path(args, loaded)
+    store = Store(args.store)
+    try:
+        render(loaded, cells, store, out)
+    finally:
+        store.close()
+    print(f"wrote {out}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
+            "results": cmd_results, "leaderboard": cmd_leaderboard}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "analyze":
+        from geobench_projection.analyze import main as analyze
+
+        return analyze(argv[1:])
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (SuiteError, RegistryError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished cells are stored; rerun to complete the rest",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
