@@ -1,0 +1,21 @@
+# Each target creates .venv when it is missing; torch and torchvision are pinned so a fresh
+# machine installs them from its local wheel cache.
+VENV ?= .venv
+STAMP := $(VENV)/.geobench-installed
+
+.PHONY: demo test lint
+
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q torch==2.14.1 torchvision==0.29.1
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/geobench run suites/collapse.yaml
+
+test: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
