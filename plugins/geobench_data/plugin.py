@@ -1,0 +1,39 @@
+"""Registers the datasets and augmentations of geobench_data."""
+
+from __future__ import annotations
+
+from geobench.hookspecs import hookimpl
+from geobench_data import actions, augment, cifar, images, orbit, synthetic
+
+
+@hookimpl
+def register_datasets(register) -> None:
+    register("cifar10", cifar.build_cifar10, params=cifar.CifarParams,
+             doc="CIFAR-10 from a local copy (torchvision format)")
+    register("cifar100", cifar.build_cifar100, params=cifar.CifarParams,
+             doc="CIFAR-100 (fine labels) from a local copy (torchvision format)")
+    register("image_folder", images.build_image_folder, params=images.ImageFolderParams,
+             doc="images in a torchvision ImageFolder tree, resized")
+    register("digits", images.build_digits, params=images.DigitsParams,
+             doc="scikit-learn's bundled 8x8 digits (1797 images, 10 classes), resized")
+    register("gaussian_mixture", synthetic.build_gaussian_mixture,
+             params=synthetic.GaussianMixtureParams,
+             doc="isotropic Gaussian classes with means on a sphere in R^D")
+    register("student_teacher", synthetic.build_student_teacher,
+             params=synthetic.StudentTeacherParams,
+             doc="Gaussian inputs labelled by a random two-layer ReLU teacher, optional margin")
+    register("orbit_manifold", orbit.build_orbit_manifold, params=orbit.OrbitManifoldParams,
+             doc="latent classes embedded in R^D; augmentations are an exact torus action")
+
+
+@hookimpl
+def register_augmentations(register) -> None:
+    register("none", actions.build_none, doc="identity: views equal the inputs")
+    register("simclr", augment.build_image_recipe, params=augment.SimCLRParams,
+             doc="SimCLR: resized crop, flip, colour jitter, grayscale (batched)")
+    register("byol", augment.build_image_recipe, params=augment.BYOLParams,
+             doc="BYOL: SimCLR's ops plus per-view blur and solarize (batched)")
+    register("orbit_action", actions.build_orbit_action,
+             doc="a random group element on each sample (datasets with extras['orbit'])")
+    register("gaussian_noise", actions.build_gaussian_noise, params=actions.GaussianNoiseParams,
+             doc="additive Gaussian noise of std sigma (vector data)")

@@ -1,0 +1,114 @@
+"""Synthetic vector datasets: a Gaussian mixture and a student-teacher task.
+
+Both are generated from generators seeded by ``ctx.seed`` (same seed, same tensors).
+``n_train`` / ``n_test`` are the sizes generated; a class subset restricts which classes
+the samples are drawn from (class geometry does not depend on the subset).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from pydantic import Field
+from torch import Tensor
+
+from geobench.api import BuildContext, Data, DataParams
+from geobench_data.common import assemble, pick_classes, relabel, seeded
+
+
+def balanced_labels(n: int, picked: list[int], generator: torch.Generator) -> Tensor:
+    """``n`` labels cycling through ``picked`` (class sizes differ by at most one), shuffled."""
+    cycle = torch.as_tensor(picked, dtype=torch.int64).repeat(n // len(picked) + 1)[:n]
+    return cycle[torch.randperm(n, generator=generator)]
+
+
+class GaussianMixtureParams(DataParams):
+    n_train: int | None = Field(1024, ge=1, description="training samples generated")
+    n_test: int | None = Field(512, ge=1, description="held-out samples generated")
+    num_classes: int = Field(10, ge=2, description="number of mixture components")
+    dim: int = Field(32, ge=1, description="ambient dimension D")
+    separation: float = Field(3.0, ge=0.0, description="norm of every class mean, in units "
+                              "of the noise std")
+    noise: float = Field(1.0, gt=0.0, description="isotropic noise std sigma")
+
+
+def build_gaussian_mixture(params: GaussianMixtureParams, ctx: BuildContext) -> Data:
+    """x = sigma * (separation * u_y + eps), eps ~ N(0, I_D), u_c = g_c / ||g_c||, g_c ~ N(0, I_D).
+
+    Class means lie on the sphere of radius ``separation * sigma`` in uniformly random
+    directions (drawn once per seed for all ``num_classes`` classes); labels are balanced.
+    The means are in ``extras["means"]`` (rows indexed by the relabelled class).
+    """
+    picked = pick_classes(params.classes, params.num_classes, ctx.seed)
+    g = seeded(ctx.seed, "gaussian_mixture")
+    directions = torch.randn(params.num_classes, params.dim, generator=g)
+    means = params.noise * params.separation * directions / directions.norm(dim=1, keepdim=True)
+    splits = []
+    for n in (params.n_train, params.n_test):
+        y = balanced_labels(n, picked, g)
+        x = means[y] + params.noise * torch.randn(n, params.dim, generator=g)
+        splits += [x, relabel(y, picked, params.num_classes)]
+    return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
+                    extras={"means": means[torch.as_tensor(picked)]})
+
+
+@dataclass(frozen=True)
+class Teacher:
+    """teacher(x) = (1/sqrt(k)) * sum_j a_j relu(<w_j, x>), ||w_j|| = 1, a_j = (-1)^j."""
+
+    w: Tensor
+    a: Tensor
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return torch.relu(x @ self.w.T) @ self.a / self.a.numel() ** 0.5
+
+
+class StudentTeacherParams(DataParams):
+    n_train: int | None = Field(512, ge=1, description="training samples generated")
+    n_test: int | None = Field(512, ge=1, description="held-out samples generated")
+    dim: int = Field(16, ge=1, description="input dimension D")
+    teacher_width: int = Field(4, ge=1, description="teacher's hidden neurons k")
+    margin: float = Field(0.0, ge=0.0, description="keep only samples with |teacher(x)| >= "
+                          "margin (> 0 makes the data separable with that margin)")
+
+
+def _draw(teacher: Teacher, n: int, params: StudentTeacherParams, keep_labels: Tensor,
+          g: torch.Generator) -> tuple[Tensor, Tensor]:
+    xs, ys, have, drawn = [], [], 0, 0
+    while have < n:
+        if drawn > 1000 * n + 100_000:
+            raise ValueError(f"student_teacher: fewer than 1 in 1000 samples pass margin "
+                             f"{params.margin}; lower the margin")
+        x = torch.randn(max(n, 1024), params.dim, generator=g)
+        drawn += len(x)
+        out = teacher(x)
+        y = (out > 0).long()
+        ok = (out.abs() >= params.margin) & torch.isin(y, keep_labels)
+        xs.append(x[ok])
+        ys.append(y[ok])
+        have += int(ok.sum())
+    return torch.cat(xs)[:n], torch.cat(ys)[:n]
+
+
+def build_student_teacher(params: StudentTeacherParams, ctx: BuildContext) -> Data:
+    """x ~ N(0, I_D), label 1[teacher(x) > 0] (1 <-> y = +1, 0 <-> y = -1).
+
+    The teacher is a random two-layer ReLU net (see ``Teacher``: unit-norm w_j drawn from
+    the seed, alternating output signs so both labels occur).  Samples with
+    |teacher(x)| < ``margin`` are rejected.  ``extras["teacher"]`` is the ``Teacher``.
+    """
+    if params.margin > 0 and params.teacher_width == 1:
+        raise ValueError("student_teacher: with teacher_width 1 the teacher is >= 0, so "
+                         "margin > 0 removes every label-0 sample; use teacher_width >= 2")
+    picked = pick_classes(params.classes, 2, ctx.seed)
+    g = seeded(ctx.seed, "student_teacher")
+    w = torch.randn(params.teacher_width, params.dim, generator=g)
+    a = torch.tensor([(-1.0) ** j for j in range(params.teacher_width)])
+    teacher = Teacher(w / w.norm(dim=1, keepdim=True), a)
+    splits = []
+    for n in (params.n_train, params.n_test):
+        x, y = _draw(teacher, n, params, torch.as_tensor(picked), g)
+        splits += [x, relabel(y, picked, 2)]
+    return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
+                    extras={"teacher": teacher})
