@@ -1,0 +1,139 @@
+"""Theorem 1 of Luthra, Mishra & Galanti (2025) and its CKA / RSA corollaries, next to the
+measured alignment.
+
+Theorem 1 (with probability >= 1 - delta, for any step sizes eta_0..eta_{T-1})::
+
+    ||Sigma^CL_T - Sigma^NSCL_T||_F <= exp(S / (2 tau^2 B)) * S / (tau sqrt(B)) * Delta
+    Delta   = 2 e^{2/tau} (1/C + eps) / (1 - 1/C - eps),   S = sum_t eta_t
+    eps     = sqrt( log(T B / delta) / (2B) )
+
+When ``1 - 1/C - eps <= 0`` the bound is vacuous (infinite).  It is evaluated in log space:
+for small tau and many steps it is astronomically large.
+
+Reading of the corollaries used here.  Let ``D`` be the bound, ``Sigma`` the cosine
+similarity matrix of the reference arm's embeddings on the reference set and ``H`` the
+centring matrix.  Centring is non-expansive, so ``||H Sigma^a H - H Sigma^b H||_F <= D``; with
+``rho_T = D / ||H Sigma^ref H||_F`` the linear CKA of the l2-normalised embeddings (= the
+kernel CKA of the two Sigma) satisfies ``CKA_T >= (1 - rho_T) / (1 + rho_T)``.  Likewise
+with ``u`` the off-diagonal entries of Sigma minus their mean, ``r_T = D / ||u^ref||_2``
+gives ``RSA_T >= (1 - r_T) / (1 + r_T)`` for the Pearson RSA of the cosine RDMs
+``1 - Sigma``.  ``(1 - x) / (1 + x) = -tanh(log(x) / 2)`` keeps both finite for any x.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import torch
+from pydantic import Field
+
+from geobench.api import BuildContext, Metric, MetricContext
+from geobench.geometry import frobenius_gap, linear_cka, rsa, similarity_matrix
+from geobench_alignment.metrics import Space, SpaceParams, representations
+
+_NAN = float("nan")
+
+
+def log_theorem1_bound(
+    lrs: list[float], tau: float, batch_size: int, num_classes: int, delta: float
+) -> float:
+    """Natural log of the Theorem 1 bound (``inf`` when vacuous, ``-inf`` when S = 0)."""
+    steps, total = len(lrs), float(sum(lrs))
+    if steps == 0 or total <= 0.0:
+        return -math.inf
+    b, c = batch_size, num_classes
+    eps = math.sqrt(math.log(steps * b / delta) / (2 * b))
+    den = 1.0 - 1.0 / c - eps
+    if den <= 0.0:
+        return math.inf
+    log_delta = math.log(2.0) + 2.0 / tau + math.log(1.0 / c + eps) - math.log(den)
+    return total / (2 * tau**2 * b) + math.log(total / (tau * math.sqrt(b))) + log_delta
+
+
+def lower_bound(log_ratio: float) -> float:
+    """``(1 - x) / (1 + x)`` for ``x = exp(log_ratio)`` (1 at x = 0, -1 as x -> inf)."""
+    if log_ratio == -math.inf:
+        return 1.0
+    if log_ratio == math.inf:
+        return -1.0
+    return -math.tanh(log_ratio / 2.0)
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf
+
+
+def _finite(x: float) -> float:
+    return x if math.isfinite(x) else _NAN
+
+
+class BoundParams(SpaceParams):
+    space: Space = Field("head", description="embeddings the similarity matrices use")
+    delta: float = Field(0.05, gt=0, lt=1, description="failure probability delta")
+    tau: float | None = Field(
+        None, gt=0, description="temperature (default: the arm's objective tau, else the "
+        "reference arm's)"
+    )
+
+
+class AlignmentBound(Metric):
+    """Theorem 1 bound and the CKA / RSA lower bounds vs the measured values (cross-arm).
+
+    Inputs: tau (param, else ``arm.objective.tau``, else the reference arm's), B =
+    ``ctx.data.batch_size``, C = ``ctx.data.num_classes`` (the classes trained on), T and the
+    step sizes = ``ctx.lrs`` (the scheduled learning rates of the steps taken so far).
+    The theorem covers the CL-NSCL pair; for other arms the same bound is shown for
+    comparison.  Fields: ``log10_bound`` (NaN if vacuous), ``gap`` (measured
+    ||Sigma^ref - Sigma^arm||_F), ``log10_rho``, ``cka_lower``, ``cka``, ``log10_r``,
+    ``rsa_lower``, ``rsa`` (measured).
+    """
+
+    cross_arm: ClassVar[bool] = True
+
+    def _tau(self, ctx: MetricContext) -> float | None:
+        if self.params.tau is not None:
+            return self.params.tau
+        for arm in (ctx.arm, ctx.reference):
+            tau = getattr(getattr(arm, "objective", None), "tau", None)
+            if tau is not None:
+                return float(tau)
+        return None
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        if ctx.reference is None:
+            raise ValueError("alignment_bound needs ctx.reference")
+        x = ctx.data.reference_x
+        za = representations(ctx.reference, x, self.params.space)
+        zb = representations(ctx.arm, x, self.params.space)
+        sa, sb = similarity_matrix(za), similarity_matrix(zb)
+        n = sa.shape[0]
+        centred = sa - sa.mean(0, keepdim=True) - sa.mean(1, keepdim=True) + sa.mean()
+        off = sa[~torch.eye(n, dtype=torch.bool)]
+        off = off - off.mean()
+        tau = self._tau(ctx)
+        log_d = _NAN if tau is None else log_theorem1_bound(
+            ctx.lrs, tau, ctx.data.batch_size, ctx.data.num_classes, self.params.delta
+        )
+        log_rho = log_d - _log(float(torch.linalg.norm(centred)))
+        log_r = log_d - _log(float(off.norm()))
+        ln10 = math.log(10.0)
+        return {
+            "log10_bound": _finite(log_d / ln10),
+            "gap": frobenius_gap(sa, sb),
+            "log10_rho": _finite(log_rho / ln10),
+            "cka_lower": _NAN if math.isnan(log_rho) else lower_bound(log_rho),
+            "cka": linear_cka(_unit(za), _unit(zb)),
+            "log10_r": _finite(log_r / ln10),
+            "rsa_lower": _NAN if math.isnan(log_r) else lower_bound(log_r),
+            "rsa": rsa(za, zb, rdm="cosine", compare="pearson"),
+        }
+
+
+def _unit(z: torch.Tensor) -> torch.Tensor:
+    z = z.to(torch.float64)
+    return z / z.norm(dim=1, keepdim=True).clamp_min(1e-12)
+
+
+def build_alignment_bound(params: BoundParams, ctx: BuildContext) -> AlignmentBound:
+    return AlignmentBound(params)

@@ -1,0 +1,181 @@
+"""Similarity descent: the proxy dynamics of Theorem 1 run on the realised batches.
+
+``Sigma`` is an N x N matrix over the N training samples.  It starts at the cosine
+similarity matrix of the arm's embeddings before training (diagonal 1) and follows::
+
+    Sigma_{t+1} = Sigma_t - eta_t * grad_Sigma l_{B_t}(Sigma_t)
+
+with ``eta_t`` the scheduled learning rate of step t and ``B_t`` the batch the engine drew at
+step t.  Reading of the Sigma-space loss: the arm's own loss (NT-Xent, NSCL or SupCon with
+its tau) applied to the 2B x 2B view-similarity matrix in which both views of sample i are
+identified with i -- entry (a, b) is ``Sigma[i(a), i(b)]``, so a positive pair reads the
+diagonal ``Sigma_ii`` and each other sample enters the denominator through both its views.
+Each off-diagonal entry is one variable shared by the pair (i, k): its gradient sums the
+anchors of i and of k.  The update is not projected onto [-1, 1].
+
+Reported on a fixed subset of training samples (``eval_size``, evenly spaced indices) and
+their off-diagonal pairs: ``gap`` = ||Sigma_proxy - Sigma_net||_F, ``net_drift`` =
+||Sigma_net - Sigma_0||_F, ``proxy_drift`` = ||Sigma_proxy - Sigma_0||_F, ``relative_gap`` =
+gap / net_drift (< 1: the proxy is closer to the network than its starting point) and
+``change_corr`` = Pearson correlation of the proxy's and the network's changes.
+Arms whose objective has no Sigma-space form (``ce``) get NaN.
+
+Batches between two evaluations are regenerated with ``geobench.loader.batches`` from the
+run's seed, and the regenerated batch of every evaluated step is checked against the batch
+the engine passes in, so the proxy always sees the realised sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from pydantic import Field
+from torch import Tensor
+
+from geobench.api import Batch, BuildContext, Metric, MetricContext, MetricParams, Objective
+from geobench.geometry import similarity_matrix
+from geobench.loader import batches
+from geobench_alignment import losses
+from geobench_alignment.metrics import Space, representations
+from geobench_alignment.objectives import NSCL, NTXent, SupCon
+
+_NAN = float("nan")
+FIELDS = ("gap", "net_drift", "proxy_drift", "relative_gap", "change_corr")
+
+
+def has_sigma_form(objective: Objective) -> bool:
+    """Whether the objective is a function of cosine similarities (CL, NSCL, SupCon)."""
+    return isinstance(objective, NTXent | NSCL | SupCon)
+
+
+def sigma_loss(objective: Objective, block: Tensor, labels: Tensor) -> Tensor:
+    """The objective's batch loss as a function of the (B, B) similarity block."""
+    if not has_sigma_form(objective):
+        raise TypeError(f"{type(objective).__name__} has no similarity-space form")
+    s = block.repeat(2, 2) / objective.tau
+    if isinstance(objective, NTXent):
+        return losses.nt_xent_from_logits(s)
+    if isinstance(objective, NSCL):
+        return losses.nscl_from_logits(s, labels, objective.positive_in_denominator)
+    return losses.supcon_from_logits(s, labels)
+
+
+def sigma_gradient(objective: Objective, block: Tensor, labels: Tensor) -> Tensor:
+    """Gradient w.r.t. the symmetric variables of the block: G + G^T off the diagonal."""
+    leaf = block.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        loss = sigma_loss(objective, leaf, labels)
+        (grad,) = torch.autograd.grad(loss, leaf)
+    return grad + grad.T - torch.diag(grad.diagonal())
+
+
+def proxy_step(sigma: Tensor, objective: Objective, index: Tensor, labels: Tensor,
+               lr: float) -> None:
+    """One in-place similarity-descent step on the rows/columns ``index`` (no repeats)."""
+    rows, cols = index[:, None], index[None, :]
+    sigma[rows, cols] -= lr * sigma_gradient(objective, sigma[rows, cols], labels)
+
+
+class DescentParams(MetricParams):
+    every: int | None = Field(
+        1, ge=1, description="evaluate at steps 0, every, 2*every, ...; always at the end"
+    )
+    space: Space = Field("head", description="embeddings whose similarities are tracked")
+    max_train: int = Field(
+        4096, ge=2, description="largest training set tracked (Sigma is N x N float64); "
+        "beyond it the metric reports NaN"
+    )
+    eval_size: int = Field(256, ge=2, description="training samples the gap is measured on")
+
+
+def _offdiag(m: Tensor) -> Tensor:
+    return m[~torch.eye(m.shape[0], dtype=torch.bool, device=m.device)]
+
+
+def _corr(a: Tensor, b: Tensor) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    den = float(a.norm() * b.norm())
+    return float((a * b).sum()) / den if den > 0 else _NAN
+
+
+class SimilarityDescent(Metric):
+    """Similarity-descent proxy vs the network's own similarity matrix (per arm)."""
+
+    def __init__(self, params: DescentParams, seed: int) -> None:
+        super().__init__(params)
+        self.seed = seed
+        self.sigma: Tensor | None = None
+        self.start: Tensor | None = None
+        self.subset: Tensor | None = None
+        self.applied = 0  # steps folded into sigma
+        self.stream: Iterator[Batch] | None = None
+        self.queue: dict[int, Tensor] = {}
+
+    def _init(self, ctx: MetricContext) -> None:
+        data = ctx.data
+        n = data.train_x.shape[0]
+        z = representations(ctx.arm, data.train_x, self.params.space)
+        self.sigma = similarity_matrix(z)
+        m = min(self.params.eval_size, n)
+        self.subset = torch.linspace(0, n - 1, m, dtype=torch.float64).round().long()
+        self.subset = self.subset.to(self.sigma.device)
+        self.start = self.sigma[self.subset][:, self.subset].clone()
+        self.applied = ctx.step
+        self.stream = batches(data, self.seed, ctx.total_steps + 1)
+
+    def _batch_index(self, step: int) -> Tensor:
+        """The index of the batch of ``step``, from the regenerated stream."""
+        assert self.stream is not None
+        while step not in self.queue:
+            b = next(self.stream)
+            if b.step >= self.applied:
+                self.queue[b.step] = b.index
+        return self.queue.pop(step)
+
+    def _catch_up(self, ctx: MetricContext) -> None:
+        """Fold the steps since the last evaluation into sigma; check the current batch."""
+        assert self.sigma is not None
+        labels = ctx.data.train_y.to(self.sigma.device)
+        while self.applied < ctx.step:
+            t = self.applied
+            index = self._batch_index(t).to(self.sigma.device)
+            proxy_step(self.sigma, ctx.arm.objective, index, labels[index], ctx.lrs[t])
+            self.applied += 1
+        realised = ctx.batch.index.to(self.sigma.device)
+        if ctx.step < ctx.total_steps:
+            expected = self._batch_index(ctx.step).to(self.sigma.device)
+            if not torch.equal(expected, realised):
+                raise RuntimeError(
+                    f"similarity_descent: the batch at step {ctx.step} is not the one "
+                    "geobench.loader.batches draws from the run's seed"
+                )
+            self.queue[ctx.step] = expected
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        n = ctx.data.train_x.shape[0]
+        if n > self.params.max_train or not has_sigma_form(ctx.arm.objective):
+            return dict.fromkeys(FIELDS, _NAN)
+        if self.sigma is None:
+            self._init(ctx)
+        self._catch_up(ctx)
+        assert self.sigma is not None and self.subset is not None and self.start is not None
+        z = representations(ctx.arm, ctx.data.train_x[self.subset.to(ctx.data.train_x.device)],
+                            self.params.space)
+        net = _offdiag(similarity_matrix(z).to(self.sigma.device))
+        proxy = _offdiag(self.sigma[self.subset][:, self.subset])
+        start = _offdiag(self.start)
+        gap, drift = float((proxy - net).norm()), float((net - start).norm())
+        return {
+            "gap": gap,
+            "net_drift": drift,
+            "proxy_drift": float((proxy - start).norm()),
+            "relative_gap": gap / drift if drift > 0 else _NAN,
+            "change_corr": _corr(proxy - start, net - start),
+        }
+
+
+def build_similarity_descent(params: DescentParams, ctx: BuildContext) -> SimilarityDescent:
+    return SimilarityDescent(params, ctx.seed)
+
+

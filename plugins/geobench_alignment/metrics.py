@@ -1,0 +1,147 @@
+"""Cross-arm alignment metrics on the fixed reference set: CKA, RSA, similarity gap,
+weight distance.
+
+Each is called once per non-reference arm with ``ctx.reference`` (the suite's first arm,
+CL in the alignment suite) and ``ctx.arm``, and stored under ``<reference>~<arm>/``.
+Representations are computed in eval mode without gradients on
+``ctx.data.reference_x``; ``space`` picks the backbone features f(x) (default: the
+representation a downstream task uses) or the head outputs h(f(x)) (where the loss acts).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import torch
+from pydantic import Field
+from torch import Tensor
+
+from geobench.api import Arm, BuildContext, Metric, MetricContext, MetricParams
+from geobench.geometry import frobenius_gap, linear_cka, rsa, similarity_matrix
+
+Space = Literal["backbone", "head"]
+
+
+def representations(arm: Arm, x: Tensor, space: Space, chunk: int = 1024) -> Tensor:
+    """``arm.represent(x)`` (backbone) or ``arm.embed(x)`` (head) in eval mode, no grad."""
+    fn = arm.represent if space == "backbone" else arm.embed
+    was_training = arm.training
+    arm.eval()
+    try:
+        with torch.no_grad():
+            out = [fn(x[s : s + chunk]) for s in range(0, x.shape[0], chunk)]
+    finally:
+        arm.train(was_training)
+    return torch.cat(out).reshape(x.shape[0], -1)
+
+
+def _pair(ctx: MetricContext, space: Space) -> tuple[Tensor, Tensor]:
+    if ctx.reference is None:
+        raise ValueError("a cross-arm metric needs ctx.reference")
+    x = ctx.data.reference_x
+    return representations(ctx.reference, x, space), representations(ctx.arm, x, space)
+
+
+class SpaceParams(MetricParams):
+    space: Space = Field("backbone", description="representation compared: backbone | head")
+
+
+class CKA(Metric):
+    """Linear CKA between the reference arm and this arm on the reference set.
+
+    ``linear``: the biased (Kornblith et al. 2019) estimator; ``debiased``: with the unbiased
+    HSIC (see ``geobench.geometry.similarity``).  Both are computed in feature space.
+    """
+
+    cross_arm: ClassVar[bool] = True
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        a, b = _pair(ctx, self.params.space)
+        return {"linear": linear_cka(a, b), "debiased": linear_cka(a, b, debiased=True)}
+
+
+class RSAParams(SpaceParams):
+    rdm: Literal["correlation", "cosine", "euclidean"] = Field(
+        "correlation", description="dissimilarity: 1 - Pearson, 1 - cosine, or euclidean"
+    )
+    compare: Literal["pearson", "spearman"] = Field(
+        "pearson", description="correlation of the RDMs' off-diagonal entries"
+    )
+
+
+class RSA(Metric):
+    """RSA: correlation of the two arms' RDMs over the reference set's off-diagonal pairs."""
+
+    cross_arm: ClassVar[bool] = True
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        a, b = _pair(ctx, self.params.space)
+        return {"value": rsa(a, b, rdm=self.params.rdm, compare=self.params.compare)}
+
+
+class SimilarityGap(Metric):
+    """``||Sigma^ref - Sigma^arm||_F`` of the cosine similarity matrices on the reference set.
+
+    ``frobenius`` is the raw gap (the quantity Theorem 1 bounds), ``relative`` divides it by
+    ``||Sigma^ref||_F`` and ``per_entry`` by n (the RMS entry difference).
+    """
+
+    cross_arm: ClassVar[bool] = True
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        a, b = _pair(ctx, self.params.space)
+        sa, sb = similarity_matrix(a), similarity_matrix(b)
+        gap = frobenius_gap(sa, sb)
+        return {
+            "frobenius": gap,
+            "relative": gap / float(torch.linalg.norm(sa)),
+            "per_entry": gap / sa.shape[0],
+        }
+
+
+def _flat(module: torch.nn.Module) -> Tensor:
+    params = [p.detach().reshape(-1).to(torch.float64) for p in module.parameters()]
+    return torch.cat(params) if params else torch.zeros(0, dtype=torch.float64)
+
+
+def _relative(a: Tensor, b: Tensor) -> float:
+    ref = float(a.norm())
+    return float((a - b).norm()) / ref if ref > 0 else float("nan")
+
+
+class WeightDistance(Metric):
+    """Relative parameter-space distance ``||theta^ref - theta^arm|| / ||theta^ref||``.
+
+    Over the shared network (``network``: backbone and head), and per part (``backbone``,
+    ``head``).  Objective-owned modules (a CE classifier) are not shared and are excluded.
+    """
+
+    cross_arm: ClassVar[bool] = True
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        if ctx.reference is None:
+            raise ValueError("weight_distance needs ctx.reference")
+        out = {}
+        for part in ("backbone", "head"):
+            out[part] = (_flat(getattr(ctx.reference, part)), _flat(getattr(ctx.arm, part)))
+        ref = torch.cat([out["backbone"][0], out["head"][0]])
+        arm = torch.cat([out["backbone"][1], out["head"][1]])
+        result = {"network": _relative(ref, arm)}
+        result.update({part: _relative(*pair) for part, pair in out.items()})
+        return result
+
+
+def build_cka(params: SpaceParams, ctx: BuildContext) -> CKA:
+    return CKA(params)
+
+
+def build_rsa(params: RSAParams, ctx: BuildContext) -> RSA:
+    return RSA(params)
+
+
+def build_similarity_gap(params: SpaceParams, ctx: BuildContext) -> SimilarityGap:
+    return SimilarityGap(params)
+
+
+def build_weight_distance(params: MetricParams, ctx: BuildContext) -> WeightDistance:
+    return WeightDistance(params)

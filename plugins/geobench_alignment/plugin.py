@@ -1,0 +1,54 @@
+"""Registers the alignment components: CL / NSCL / SupCon / CE objectives and the cross-arm
+alignment metrics of paper P3 (CKA, RSA, similarity gap, weight distance, Theorem 1 bound,
+similarity descent)."""
+
+from geobench.api import MetricParams
+from geobench.hookspecs import hookimpl
+from geobench.registry import EmptyParams
+from geobench_alignment.bound import BoundParams, build_alignment_bound
+from geobench_alignment.descent import DescentParams, build_similarity_descent
+from geobench_alignment.metrics import (
+    RSAParams,
+    SpaceParams,
+    build_cka,
+    build_rsa,
+    build_similarity_gap,
+    build_weight_distance,
+)
+from geobench_alignment.objectives import (
+    ContrastiveParams,
+    NSCLParams,
+    build_ce,
+    build_nscl,
+    build_nt_xent,
+    build_supcon,
+)
+
+
+@hookimpl
+def register_objectives(register):
+    for name in ("cl", "simclr"):
+        register(name, build_nt_xent, params=ContrastiveParams,
+                 doc="NT-Xent (SimCLR) over the 2B views of a batch.")
+    register("nscl", build_nscl, params=NSCLParams,
+             doc="Negatives-only supervised contrastive: same-class views leave the denominator.")
+    register("supcon", build_supcon, params=ContrastiveParams,
+             doc="Supervised contrastive (Khosla et al. 2020): same-class views are positives.")
+    register("ce", build_ce, params=EmptyParams,
+             doc="Cross-entropy of a linear classifier on the embedding (one view).")
+
+
+@hookimpl
+def register_metrics(register):
+    register("cka", build_cka, params=SpaceParams,
+             doc="Linear CKA (biased and debiased) to the reference arm on the reference set.")
+    register("rsa", build_rsa, params=RSAParams,
+             doc="RSA: correlation of the two arms' RDMs on the reference set.")
+    register("similarity_gap", build_similarity_gap, params=SpaceParams,
+             doc="||Sigma_ref - Sigma_arm||_F of cosine similarity matrices on the reference set.")
+    register("weight_distance", build_weight_distance, params=MetricParams,
+             doc="Relative parameter-space distance to the reference arm.")
+    register("alignment_bound", build_alignment_bound, params=BoundParams,
+             doc="Theorem 1 bound and CKA / RSA lower bounds next to the measured values.")
+    register("similarity_descent", build_similarity_descent, params=DescentParams,
+             doc="Similarity-descent proxy on the realised batches vs the network's Sigma.")
