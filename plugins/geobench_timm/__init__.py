@@ -1,0 +1,1 @@
+"""geobench_timm plugin: image backbones from timm and homogeneous networks."""
