@@ -85,7 +85,7 @@ class _ArmRun:
     """One arm with its optimizer, learning-rate schedule and metrics."""
 
     def __init__(self, name: str, spec: dict[str, Any], reg: Registry, seed: int,
-                 device: torch.device, data: Data) -> None:
+                 device: torch.device, data: Data, total: int) -> None:
         self.name, self.spec = name, spec
         torch.manual_seed(seed)
         ctx = BuildContext(seed=seed, device=device, data=data, spec=spec)
@@ -103,8 +103,10 @@ class _ArmRun:
         for group in self.optimizer.param_groups:
             group["lr"] = scaled_lr(group["lr"], spec["train"], data.batch_size)
         self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
-        self.metrics: list[tuple[str, Metric]] = [
-            (m["name"], reg.build("metrics", m, ctx)) for m in spec["metrics"]]
+        self.metrics: list[tuple[str, Metric, set[int]]] = []
+        for m in spec["metrics"]:
+            metric = reg.build("metrics", m, ctx)
+            self.metrics.append((m["name"], metric, schedule(metric.every, total)))
         self.lrs: list[float] = []
 
     def step(self, batch, views, step: int, total: int) -> torch.Tensor:
@@ -147,9 +149,10 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
                                                              spec=first)).to(device)
     augment = reg.build("augmentations", first["augment"],
                         BuildContext(seed, device, data, spec=first))
-    runs = [_ArmRun(name, spec, reg, seed, device, data) for name, spec in cell.arms.items()]
-    _check_lockstep(runs)
     total = total_steps(first["train"], data)
+    runs = [_ArmRun(name, spec, reg, seed, device, data, total)
+            for name, spec in cell.arms.items()]
+    _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
     view_gen = torch.Generator().manual_seed(seed + 1)
     history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = {}
@@ -211,8 +214,8 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total) -> bo
 
 
 def _run_metrics(runs, step, total, data, batch, views, augment, seed, history, result) -> None:
-    due = [(run, name, metric) for run in runs for name, metric in run.metrics
-           if step in schedule(metric.every, total)]
+    due = [(run, name, metric) for run in runs for name, metric, steps in run.metrics
+           if step in steps]
     if not due:
         return
     cpu_state = torch.get_rng_state()
