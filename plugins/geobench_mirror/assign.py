@@ -1,0 +1,98 @@
+"""Which mirror map each parameter gets: one map for all, or fnmatch patterns on names.
+
+Maps are built through the process-wide registry (kind ``mirror_maps``), so a map that
+another package registers is usable by name.  Patterns are matched with
+``fnmatch.fnmatchcase`` against the full parameter name as ``named_parameters`` of the
+optimized module gives it (for an arm: ``backbone.layers.0.weight``; ``*`` also matches
+dots); the first matching pattern, in the order written, wins.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any
+
+import torch
+from pydantic import Field, model_validator
+from torch import Tensor, nn
+
+from geobench import plugins
+from geobench.api import BuildContext, Params
+from geobench_mirror.maps import MirrorMap
+
+
+class MirrorDescentParams(Params):
+    """Parameters of the ``mirror_descent`` optimizer."""
+
+    lr: float = Field(..., ge=0, description="step size η (the engine may rescale it)")
+    weight_decay: float = Field(0.0, ge=0, description="adds wd·θ to the gradient")
+    mirror_map: dict[str, Any] | None = Field(
+        None, description="one map for every parameter, {name: ..., **params} "
+        "(default: euclidean)"
+    )
+    maps: dict[str, dict[str, Any]] | None = Field(
+        None, description="{fnmatch pattern on parameter name: map spec}; first match wins"
+    )
+
+    @model_validator(mode="after")
+    def _one_of(self) -> MirrorDescentParams:
+        if self.mirror_map is not None and self.maps is not None:
+            raise ValueError("give either mirror_map or maps, not both")
+        specs = [self.mirror_map] if self.mirror_map is not None else []
+        specs += list((self.maps or {}).values())
+        for spec in specs:
+            if "name" not in spec:
+                raise ValueError(f"mirror map spec {spec} has no 'name'")
+        return self
+
+
+def build_map(spec: dict[str, Any], ctx: BuildContext) -> MirrorMap:
+    """Build one mirror map ``{name: ..., **params}`` through the registry."""
+    return plugins.registry().build("mirror_maps", spec, ctx)
+
+
+def assign_maps(
+    named: list[tuple[str, Tensor]], params: MirrorDescentParams, ctx: BuildContext
+) -> list[tuple[str, Tensor, MirrorMap]]:
+    """(name, parameter, map) for every parameter, in the order given."""
+    if params.maps is None:
+        mirror_map = build_map(params.mirror_map or {"name": "euclidean"}, ctx)
+        return [(name, p, mirror_map) for name, p in named]
+    built = {pattern: build_map(spec, ctx) for pattern, spec in params.maps.items()}
+    used: set[str] = set()
+    out = []
+    for name, p in named:
+        pattern = next((pat for pat in built if fnmatchcase(name, pat)), None)
+        if pattern is None:
+            raise ValueError(
+                f"parameter {name!r} matches none of the map patterns {list(built)}; "
+                "add a catch-all '*'"
+            )
+        used.add(pattern)
+        out.append((name, p, built[pattern]))
+    unused = [pat for pat in built if pat not in used]
+    if unused:
+        names = ", ".join(name for name, _ in named)
+        raise ValueError(f"map pattern(s) {unused} match no parameter; parameters: {names}")
+    return out
+
+
+def trainable(model: nn.Module) -> list[tuple[str, Tensor]]:
+    """The parameters an optimizer over ``model`` updates: those with requires_grad."""
+    return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+
+
+def optimizer_maps(
+    model: nn.Module, optimizer_spec: dict[str, Any], device: torch.device | None = None
+) -> list[tuple[str, Tensor, MirrorMap]]:
+    """The map of every trainable parameter under the optimizer ``optimizer_spec``.
+
+    ``mirror_descent`` specs are resolved as the optimizer resolves them; any other
+    optimizer is gradient-based and gets the euclidean map (R = θ²/2).
+    """
+    named = trainable(model)
+    spec = dict(optimizer_spec)
+    ctx = BuildContext(seed=0, device=device or torch.device("cpu"))
+    if spec.pop("name", None) != "mirror_descent":
+        return assign_maps(named, MirrorDescentParams(lr=0.0), ctx)
+    return assign_maps(named, MirrorDescentParams.model_validate(spec), ctx)

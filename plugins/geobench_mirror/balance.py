@@ -1,0 +1,46 @@
+"""Balance equation of mirror flow (Lemma 3.1) and its drift under discrete steps.
+
+Under mirror flow d/dt ∇R(θ) = −∇L(θ), each layer l with its own separable map satisfies
+d/dt Q_l(∇R_l(W_l)) = −⟨W_l, ∇_{W_l} L⟩.  For a network that is 1-homogeneous in each
+layer's weights (bias-free ReLU nets without normalisation) ⟨W_l, ∇_{W_l} L⟩ is the same
+for every layer, so the differences Q_l − Q_k are conserved; mirror descent with a finite
+step (or weight decay, which adds −wd||W_l||²) breaks this.
+
+Layers are the trained parameter tensors (in a bias-free homogeneous net each is one
+layer's weight).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from geobench.api import Metric, MetricContext
+from geobench_mirror.evaluate import arm_maps
+
+
+class Balance(Metric):
+    """Per-layer dual potentials and the drift of their pairwise differences.
+
+    Fields: ``q_<l>`` = Q_l(∇R_l(W_l)) = Σ_j Q_l(∇R_l(W_lj)) for layer l (0, 1, ...);
+    with ΔQ_l = Q_l(now) − Q_l(first evaluation, normally step 0):
+    ``drift`` = max_{l,k} |ΔQ_l − ΔQ_k| = max_l ΔQ_l − min_l ΔQ_l (0 under exact flow);
+    ``rel_drift`` = drift / max_l |ΔQ_l| (drift relative to how far the potentials moved;
+    NaN before they move).
+    """
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        with torch.no_grad():
+            qs = [
+                float(m.Q(m.grad_R(p.detach().to(torch.float64))).sum())
+                for _, p, m in arm_maps(ctx)
+            ]
+        out = {f"q_{i}": q for i, q in enumerate(qs)}
+        first = [ctx.history.get(f"q_{i}", [(ctx.step, q)])[0][1] for i, q in enumerate(qs)]
+        delta = [q - q0 for q, q0 in zip(qs, first, strict=True)]
+        drift = max(delta) - min(delta)
+        moved = max(abs(d) for d in delta)
+        out["drift"] = drift
+        out["rel_drift"] = drift / moved if moved > 0 else math.nan
+        return out

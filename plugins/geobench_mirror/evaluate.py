@@ -1,0 +1,60 @@
+"""Shared pieces of the mirror-flow metrics: the homogeneity degree, outputs, the maps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from geobench.api import Arm, MetricContext
+from geobench_mirror.assign import optimizer_maps
+from geobench_mirror.maps import MirrorMap
+
+
+def homogeneity_degree(arm: Arm, what: str) -> int:
+    """L such that f(x; cθ) = c^L f(x; θ) for the arm's output f = head ∘ backbone.
+
+    Read from ``arm.backbone.homogeneity_degree``; the head and the objective must own no
+    parameters (an ``identity`` head), otherwise the output is not L-homogeneous in the
+    trained parameters.
+    """
+    degree = getattr(arm.backbone, "homogeneity_degree", None)
+    if degree is None:
+        raise ValueError(
+            f"{what} needs a homogeneous backbone (one with attribute homogeneity_degree, "
+            f"e.g. mlp with bias: false, norm: none, activation: relu); "
+            f"{type(arm.backbone).__name__} has none"
+        )
+    extra = [n for n, _ in arm.named_parameters() if not n.startswith("backbone.")]
+    if extra:
+        raise ValueError(
+            f"{what} needs the output to be the backbone's own (head identity, no "
+            f"objective parameters); found parameters {extra[:3]}"
+        )
+    return int(degree)
+
+
+def device_of(module: nn.Module) -> torch.device:
+    return next(module.parameters()).device
+
+
+@torch.no_grad()
+def outputs(arm: Arm, x: Tensor, chunk: int = 1024) -> Tensor:
+    """The network output f(x) = arm.embed(x), computed in chunks on the arm's device."""
+    device = device_of(arm)
+    parts = [arm.embed(x[i : i + chunk].to(device)) for i in range(0, len(x), chunk)]
+    return torch.cat(parts)
+
+
+def subset(x: Tensor, y: Tensor, max_samples: int | None) -> tuple[Tensor, Tensor]:
+    """The first ``max_samples`` samples (all when None)."""
+    if max_samples is None:
+        return x, y
+    return x[:max_samples], y[:max_samples]
+
+
+def arm_maps(ctx: MetricContext) -> list[tuple[str, Tensor, MirrorMap]]:
+    """(name, parameter, map) of the arm's trainable parameters, from its optimizer spec."""
+    spec: dict[str, Any] = ctx.spec.get("optimizer") or {"name": "sgd"}
+    return optimizer_maps(ctx.arm, spec, device_of(ctx.arm))

@@ -1,0 +1,120 @@
+"""Q-margin, horizon function and alignment time of a homogeneous classifier.
+
+All three read the arm's mirror map(s) from its optimizer spec (any optimizer other than
+``mirror_descent`` counts as euclidean) and the homogeneity degree L from the backbone.
+Margins are taken on the training set (the set the implicit bias acts on), as the paper
+does; ``max_samples`` limits them to its first samples.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from pydantic import Field
+
+from geobench.api import Metric, MetricContext, MetricParams
+from geobench_mirror.evaluate import arm_maps, homogeneity_degree, outputs, subset
+from geobench_mirror.horizon import (
+    common_alpha,
+    dual_potential,
+    horizon,
+    horizon_closed,
+    horizon_limit,
+)
+from geobench_mirror.objectives import signed_margins
+
+
+class MarginParams(MetricParams):
+    max_samples: int | None = Field(
+        None, ge=1, description="use the first N training samples (None: all)"
+    )
+
+
+def _pairs(ctx: MetricContext) -> list:
+    return [(m, p) for _, p, m in arm_maps(ctx)]
+
+
+class QMargin(Metric):
+    """γ_Q(θ) = min_i y_i f(x_i; θ) / (α Q(∇R(θ)))^{L/α} on the training set.
+
+    Q(∇R(θ)) = Σ_j Q(∇R(θ_j)) over all trained parameters; α is the maps' common horizon
+    degree (an error if the maps' degrees differ); y_i f(x_i) is the signed margin
+    (f_y − max_{j≠y} f_j for multiclass outputs).  For R = θ²/2 this is the normalised L2
+    margin min_i y_i f_i / ||θ||_2^L.  Also reported: ``gamma_phi`` = min y f / φ_α(θ)^L
+    (the horizon-normalised margin, equal to γ_Q for homogeneous potentials),
+    ``gamma_l2`` = min y f / ||θ||_2^L and ``min_margin`` = min y f.
+    """
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        pairs = _pairs(ctx)
+        alpha = common_alpha(pairs, "q_margin")
+        L = homogeneity_degree(ctx.arm, "q_margin")
+        x, y = subset(ctx.data.train_x, ctx.data.train_y, self.params.max_samples)
+        out = outputs(ctx.arm, x)
+        margin = float(signed_margins(out, y.to(out.device)).min())
+        with torch.no_grad():
+            q = float(dual_potential(pairs))
+            phi = float(horizon(pairs, alpha))
+        l2 = math.sqrt(sum(float(p.detach().double().pow(2).sum()) for _, p in pairs))
+        return {
+            "gamma": margin / (alpha * q) ** (L / alpha),
+            "gamma_phi": margin / phi**L,
+            "gamma_l2": margin / l2**L,
+            "min_margin": margin,
+        }
+
+
+class HorizonMetric(Metric):
+    """φ_α(θ) of the trained parameters: ``closed`` (closed form, NaN when a map has none),
+    ``numeric`` (η (α Q(∇R(θ/η)))^{1/α} at η → 0, see ``horizon_limit``) and their
+    relative gap ``rel_gap`` = |closed − numeric| / |numeric|."""
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        pairs = _pairs(ctx)
+        alpha = common_alpha(pairs, "horizon")
+        with torch.no_grad():
+            numeric = float(horizon_limit(pairs, alpha))
+            try:
+                closed = float(horizon_closed(pairs, alpha))
+            except NotImplementedError:
+                closed = math.nan
+        return {"closed": closed, "numeric": numeric,
+                "rel_gap": abs(closed - numeric) / abs(numeric)}
+
+
+class AlignmentParams(MetricParams):
+    eps: float = Field(0.05, gt=0, lt=1, description="relative tolerance of the alignment")
+
+
+class AlignmentTime(Metric):
+    """First step at which γ_Q is within relative ``eps`` of the horizon-normalised margin.
+
+    Reading chosen: the target of the alignment is γ_φ = min y f / φ_α(θ)^L, the margin
+    normalised by the horizon function that governs the limit direction.  Their ratio
+
+        ratio = γ_Q / γ_φ = (φ_α(θ) / (α Q(∇R(θ)))^{1/α})^L
+
+    does not depend on the data, only on how far θ is in the horizon regime; the arm is
+    aligned once |ratio − 1| ≤ eps.  For homogeneous potentials (euclidean, pnorm) ratio
+    is 1 from the start; for hypentropy Q(∇R(θ)) = Σ sqrt(θ² + λ²), so alignment needs
+    ||θ||_1 ≫ λ·(number of weights) — the exponential delay for large λ (Lemma 4.10).
+    Fields: ``ratio`` (now), ``aligned`` (1/0), ``step`` (first evaluated step at which the
+    arm was aligned; NaN while it has not been, so resolution is the metric's ``every``).
+    """
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        pairs = _pairs(ctx)
+        alpha = common_alpha(pairs, "alignment_time")
+        L = homogeneity_degree(ctx.arm, "alignment_time")
+        with torch.no_grad():
+            q = float(dual_potential(pairs))
+            phi = float(horizon(pairs, alpha))
+        ratio = (phi / (alpha * q) ** (1.0 / alpha)) ** L
+        aligned = abs(ratio - 1.0) <= self.params.eps
+        previous = ctx.history.get("step", [])
+        if previous and math.isfinite(previous[-1][1]):
+            step = float(previous[-1][1])
+        else:
+            step = float(ctx.step) if aligned else math.nan
+        return {"ratio": ratio, "aligned": float(aligned), "step": step}

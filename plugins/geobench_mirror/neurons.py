@@ -1,0 +1,144 @@
+"""Sparse versus dense features (Thm 4.9): active neurons, sparsity, magnitude pruning.
+
+Effective weight of hidden unit k between consecutive weight tensors W_l (unit k's
+incoming weights W_l[k]) and W_{l+1} (its outgoing weights W_{l+1}[:, k]):
+
+    e_k = ||W_l[k]||_2 · ||W_{l+1}[:, k]||_2
+
+— for a two-layer net f(x) = Σ_k a_k relu(w_k·x) this is |a_k|·||w_k||, the quantity left
+unchanged by the rescaling w_k → c w_k, a_k → a_k / c.  The weight tensors are the trained
+parameters with ndim ≥ 2 in registration order; a convolution's channel k feeding a
+linear layer through a flatten takes the block of input columns belonging to channel k.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from pydantic import Field
+from torch import Tensor, nn
+from torch.func import functional_call
+
+from geobench.api import Metric, MetricContext, MetricParams
+from geobench_mirror.evaluate import arm_maps, device_of
+from geobench_mirror.objectives import predictions
+
+
+def effective_weights(weights: list[Tensor]) -> list[Tensor]:
+    """Per hidden layer, the effective weights e_k of its units (see module docstring)."""
+    layers = []
+    for w, v in zip(weights, weights[1:], strict=False):
+        n = w.shape[0]
+        if v.shape[1] == n:
+            out = v.transpose(0, 1).reshape(n, -1)
+        elif v.ndim == 2 and v.shape[1] % n == 0:
+            out = v.reshape(v.shape[0], n, -1).transpose(0, 1).reshape(n, -1)
+        else:
+            raise ValueError(
+                f"weights of shapes {tuple(w.shape)} and {tuple(v.shape)} are not consecutive"
+            )
+        layers.append(w.reshape(n, -1).norm(dim=1) * out.norm(dim=1))
+    return layers
+
+
+def _layer_weights(ctx: MetricContext) -> list[Tensor]:
+    weights = [p.detach().to(torch.float64) for _, p, _ in arm_maps(ctx) if p.ndim >= 2]
+    if len(weights) < 2:
+        raise ValueError("neuron metrics need at least two weight tensors (one hidden layer)")
+    return effective_weights(weights)
+
+
+def hoyer(e: Tensor) -> float:
+    """Hoyer sparsity (sqrt(n) − ||e||_1/||e||_2) / (sqrt(n) − 1): 0 dense, 1 one-hot."""
+    n = e.numel()
+    return float((math.sqrt(n) - e.abs().sum() / e.norm()) / (math.sqrt(n) - 1.0))
+
+
+def gini(e: Tensor) -> float:
+    """Gini index of |e| (Hurley & Rickard): 1 − 2 Σ_k (c_(k)/||c||_1)(n − k + ½)/n,
+    c sorted ascending: 0 for equal entries, → 1 for one non-zero entry."""
+    c = e.abs().sort().values
+    n = c.numel()
+    k = torch.arange(1, n + 1, dtype=c.dtype, device=c.device)
+    return float(1.0 - 2.0 * ((c / c.sum()) * (n - k + 0.5) / n).sum())
+
+
+class ActiveParams(MetricParams):
+    threshold: float = Field(
+        0.1, gt=0, lt=1, description="active: effective weight > threshold × the layer's max"
+    )
+
+
+class ActiveNeurons(Metric):
+    """Hidden units whose effective weight exceeds ``threshold`` × the largest in their
+    layer.  Fields: ``active`` (count over all hidden layers), ``fraction`` (of units)."""
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        layers = _layer_weights(ctx)
+        active = sum(int((e > self.params.threshold * e.max()).sum()) for e in layers)
+        total = sum(e.numel() for e in layers)
+        return {"active": float(active), "fraction": active / total}
+
+
+class Sparsity(Metric):
+    """Hoyer and Gini sparsity of the effective weights, averaged over hidden layers
+    (fields ``hoyer``, ``gini``; 0 = all units equal, 1 = a single unit)."""
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        layers = _layer_weights(ctx)
+        return {
+            "hoyer": sum(hoyer(e) for e in layers) / len(layers),
+            "gini": sum(gini(e) for e in layers) / len(layers),
+        }
+
+
+class PruningParams(MetricParams):
+    fractions: list[float] = Field(
+        [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+        description="fractions of the trained weights set to zero",
+    )
+
+
+class _Embed(nn.Module):
+    def __init__(self, arm: nn.Module) -> None:
+        super().__init__()
+        self.arm = arm
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.arm.embed(x)
+
+
+def pruned(params: dict[str, Tensor], fraction: float) -> dict[str, Tensor]:
+    """Global magnitude pruning: the ⌊fraction·N⌋ entries of smallest |θ| over all
+    tensors set to zero (ties broken by position)."""
+    flat = torch.cat([p.reshape(-1) for p in params.values()])
+    k = int(math.floor(fraction * flat.numel()))
+    keep = torch.ones_like(flat, dtype=torch.bool)
+    keep[flat.abs().argsort(stable=True)[:k]] = False
+    masks = keep.split([p.numel() for p in params.values()])
+    return {n: p * m.view_as(p) for (n, p), m in zip(params.items(), masks, strict=True)}
+
+
+class PruningCurve(Metric):
+    """Test accuracy after global magnitude pruning of the trained parameters.
+
+    Fields ``acc_<percent>`` (e.g. ``acc_50``), evaluated on the held-out test split with
+    the pruned values substituted functionally (the arm itself is not modified).
+    """
+
+    @torch.no_grad()
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        params = {f"arm.{n}": p.detach() for n, p, _ in arm_maps(ctx)}
+        model = _Embed(ctx.arm)
+        device = device_of(ctx.arm)
+        x, y = ctx.data.test_x, ctx.data.test_y.to(device)
+        out = {}
+        for fraction in self.params.fractions:
+            values = pruned(params, fraction)
+            preds = torch.cat([
+                predictions(functional_call(model, values, (x[i : i + 1024].to(device),)))
+                for i in range(0, len(x), 1024)
+            ])
+            out[f"acc_{round(100 * fraction)}"] = float((preds == y).double().mean())
+        return out

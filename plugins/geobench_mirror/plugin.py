@@ -1,0 +1,103 @@
+"""geobench plugin: mirror maps, mirror descent and the optimizers, exponential-tailed
+losses and the mirror-flow metrics (paper P2, implicit bias of mirror flow)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from geobench.api import BuildContext, MetricParams, Params
+from geobench.hookspecs import hookimpl
+from geobench.registry import EmptyParams
+from geobench_mirror import maps
+from geobench_mirror.assign import MirrorDescentParams
+from geobench_mirror.balance import Balance
+from geobench_mirror.kkt import KKTParams, KKTResidual
+from geobench_mirror.margins import (
+    AlignmentParams,
+    AlignmentTime,
+    HorizonMetric,
+    MarginParams,
+    QMargin,
+)
+from geobench_mirror.neurons import (
+    ActiveNeurons,
+    ActiveParams,
+    PruningCurve,
+    PruningParams,
+    Sparsity,
+)
+from geobench_mirror.objectives import Exponential, Logistic
+from geobench_mirror.optimizers import (
+    AdamParams,
+    LARSParams,
+    SGDParams,
+    build_adam,
+    build_lars,
+    build_mirror_descent,
+    build_sgd,
+)
+
+
+class HypentropyParams(Params):
+    lam: float = Field(..., gt=0, description="scale λ (small: sparse regime; large: near GD)")
+
+
+class PNormParams(Params):
+    p: float = Field(3.0, ge=2, description="exponent p ≥ 2 (horizon degree α = p)")
+
+
+class ShiftedPNormParams(Params):
+    p: float = Field(3.0, ge=2, description="exponent p ≥ 2 (horizon degree α = p)")
+    lam: float = Field(..., gt=0, description="scale λ below which R is quadratic")
+
+
+@hookimpl
+def register_mirror_maps(register):
+    register("euclidean", lambda params, ctx: maps.euclidean(), params=EmptyParams,
+             doc=maps.Euclidean.__doc__)
+    register("hypentropy", lambda params, ctx: maps.hypentropy(params.lam),
+             params=HypentropyParams, doc=maps.Hypentropy.__doc__)
+    register("pnorm", lambda params, ctx: maps.pnorm(params.p), params=PNormParams,
+             doc=maps.PNorm.__doc__)
+    register("shifted_pnorm", lambda params, ctx: maps.shifted_pnorm(params.p, params.lam),
+             params=ShiftedPNormParams, doc=maps.ShiftedPNorm.__doc__)
+
+
+@hookimpl
+def register_optimizers(register):
+    register("sgd", build_sgd, params=SGDParams, doc="SGD (torch.optim.SGD)")
+    register("adam", build_adam, params=AdamParams, doc="Adam (torch.optim.Adam)")
+    register("lars", build_lars, params=LARSParams,
+             doc="LARS: layer-wise trust ratio, momentum, weight decay (weights only)")
+    register("mirror_descent", build_mirror_descent, params=MirrorDescentParams,
+             doc="mirror descent ∇R(θ⁺) = ∇R(θ) − η∇L with one or per-pattern mirror maps")
+
+
+@hookimpl
+def register_objectives(register):
+    register("logistic", lambda params, ctx: Logistic(), params=EmptyParams,
+             doc="logistic loss of the output f(x) (binary (N,1) or softmax cross-entropy)")
+    register("exponential", lambda params, ctx: Exponential(), params=EmptyParams,
+             doc="exponential loss of the output f(x) (binary or pairwise multiclass)")
+
+
+def _metric(cls):
+    def factory(params: MetricParams, ctx: BuildContext):
+        return cls(params)
+
+    return factory
+
+
+@hookimpl
+def register_metrics(register):
+    register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__)
+    register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__)
+    register("alignment_time", _metric(AlignmentTime), params=AlignmentParams,
+             doc=AlignmentTime.__doc__)
+    register("balance", _metric(Balance), params=MetricParams, doc=Balance.__doc__)
+    register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__)
+    register("active_neurons", _metric(ActiveNeurons), params=ActiveParams,
+             doc=ActiveNeurons.__doc__)
+    register("sparsity", _metric(Sparsity), params=MetricParams, doc=Sparsity.__doc__)
+    register("pruning_curve", _metric(PruningCurve), params=PruningParams,
+             doc=PruningCurve.__doc__)
