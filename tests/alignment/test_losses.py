@@ -4,7 +4,6 @@ import math
 
 import pytest
 import torch
-
 from geobench_alignment import losses
 
 

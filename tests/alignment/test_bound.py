@@ -1,0 +1,108 @@
+"""Theorem 1 bound against its formula; the corollaries' reading as valid inequalities."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from geobench_alignment.bound import AlignmentBound, BoundParams, log_theorem1_bound, lower_bound
+from geobench_alignment.objectives import NSCL, ContrastiveParams, NSCLParams, NTXent
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from geobench.geometry import linear_cka, rsa
+
+from .helpers import arm, blobs, context
+
+
+def direct_bound(lrs, tau, b, c, delta):
+    t, s = len(lrs), sum(lrs)
+    eps = math.sqrt(math.log(t * b / delta) / (2 * b))
+    dlt = 2 * math.exp(2 / tau) * (1 / c + eps) / (1 - 1 / c - eps)
+    return math.exp(s / (2 * tau**2 * b)) * s / (tau * math.sqrt(b)) * dlt
+
+
+@pytest.mark.parametrize("tau,b,c,lrs", [
+    (1.0, 1024, 100, [0.1] * 50),
+    (0.5, 256, 1000, [0.3 * (1 + math.cos(math.pi * t / 20)) / 2 for t in range(20)]),
+    (0.1, 4096, 200, [0.01] * 10),
+])
+def test_log_bound_matches_direct_formula(tau, b, c, lrs):
+    got = log_theorem1_bound(lrs, tau, b, c, 0.05)
+    assert got == pytest.approx(math.log(direct_bound(lrs, tau, b, c, 0.05)), rel=1e-12)
+
+
+def test_vacuous_and_empty_cases():
+    # 1 - 1/C - eps <= 0: two classes, small batch
+    assert log_theorem1_bound([0.1] * 10, 0.5, 8, 2, 0.05) == math.inf
+    assert log_theorem1_bound([], 0.5, 256, 10, 0.05) == -math.inf
+    # astronomically large but finite in log space (exp would overflow)
+    assert math.isfinite(log_theorem1_bound([1.0] * 10_000, 0.1, 64, 100, 0.05))
+
+
+def test_lower_bound_formula():
+    for x in (0.0, 0.01, 0.5, 1.0, 3.0, 1e6):
+        log_x = math.log(x) if x > 0 else -math.inf
+        assert lower_bound(log_x) == pytest.approx((1 - x) / (1 + x))
+    assert lower_bound(math.inf) == -1.0
+    assert lower_bound(1e6) == -1.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), noise=st.floats(0.0, 2.0))
+def test_corollary_reading_is_a_valid_inequality(seed, noise):
+    """With D = ||Sigma_a - Sigma_b||_F, rho = D / ||H Sigma_a H||_F and r = D / ||u_a||
+    (centred off-diagonal), CKA >= (1-rho)/(1+rho) and RSA >= (1-r)/(1+r)."""
+    g = np.random.default_rng(seed)
+    za = g.normal(size=(30, 5))
+    zb = za + noise * g.normal(size=(30, 5))
+    za /= np.linalg.norm(za, axis=1, keepdims=True)
+    zb /= np.linalg.norm(zb, axis=1, keepdims=True)
+    sa, sb = za @ za.T, zb @ zb.T
+    d = np.linalg.norm(sa - sb)
+    h = np.eye(30) - 1 / 30
+    off = sa[~np.eye(30, dtype=bool)]
+    rho = d / np.linalg.norm(h @ sa @ h)
+    r = d / np.linalg.norm(off - off.mean())
+    cka = linear_cka(torch.tensor(za), torch.tensor(zb))
+    rs = rsa(torch.tensor(za), torch.tensor(zb), rdm="cosine")
+    assert cka >= (1 - rho) / (1 + rho) - 1e-9
+    assert rs >= (1 - r) / (1 + r) - 1e-9
+
+
+def test_metric_reads_run_and_reports_bound_next_to_measured():
+    data = blobs(classes=3, batch_size=16)
+    a = arm(NTXent(ContrastiveParams(tau=1.0)), seed=0)
+    b = arm(NSCL(NSCLParams(tau=1.0)), seed=1)
+    lrs = [1e-4] * 5
+    out = AlignmentBound(BoundParams(delta=0.1))(context(data, b, reference=a, lrs=lrs))
+    log_d = math.log(direct_bound(lrs, 1.0, 16, 3, 0.1))
+    assert out["log10_bound"] == pytest.approx(log_d / math.log(10))
+    za = a.embed(data.reference_x).detach().double()
+    zb = b.embed(data.reference_x).detach().double()
+    za, zb = za / za.norm(dim=1, keepdim=True), zb / zb.norm(dim=1, keepdim=True)
+    sa, sb = (za @ za.T).numpy(), (zb @ zb.T).numpy()
+    assert out["gap"] == pytest.approx(np.linalg.norm(sa - sb), rel=1e-6)
+    n = sa.shape[0]
+    h = np.eye(n) - 1 / n
+    rho = math.exp(log_d) / np.linalg.norm(h @ sa @ h)
+    assert out["log10_rho"] == pytest.approx(math.log10(rho))
+    assert out["cka_lower"] == pytest.approx((1 - rho) / (1 + rho))
+    assert out["cka"] == pytest.approx(linear_cka(za, zb))
+    assert out["rsa"] == pytest.approx(rsa(za, zb, rdm="cosine"))
+    assert -1 <= out["rsa_lower"] <= 1
+
+
+def test_tau_falls_back_to_reference_arm_and_nan_without_any():
+    from geobench_alignment.objectives import CrossEntropy
+
+    data = blobs(classes=3, batch_size=16)
+    cl = arm(NTXent(ContrastiveParams(tau=0.25)))
+    ce = arm(CrossEntropy(4, 3), seed=1)
+    metric = AlignmentBound(BoundParams())
+    out = metric(context(data, ce, reference=cl, lrs=[0.01] * 3))
+    assert out["log10_bound"] == pytest.approx(
+        math.log10(direct_bound([0.01] * 3, 0.25, 16, 3, 0.05)))
+    out = metric(context(data, ce, reference=arm(CrossEntropy(4, 3)), lrs=[0.01] * 3))
+    assert math.isnan(out["log10_bound"]) and math.isnan(out["cka_lower"])
+    assert math.isfinite(out["cka"])

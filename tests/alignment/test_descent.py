@@ -1,0 +1,160 @@
+"""Similarity descent: the Sigma-space losses against loop formulas, their gradients
+against finite differences, and the metric's bookkeeping of the realised batches."""
+
+import math
+
+import pytest
+import torch
+from geobench_alignment.descent import (
+    DescentParams,
+    SimilarityDescent,
+    sigma_gradient,
+    sigma_loss,
+)
+from geobench_alignment.objectives import (
+    NSCL,
+    ContrastiveParams,
+    CrossEntropy,
+    NSCLParams,
+    NTXent,
+    SupCon,
+)
+
+from geobench.geometry import similarity_matrix
+from geobench.loader import batches
+
+from .helpers import arm, blobs, context
+
+TAU = 0.5
+
+
+def loop_loss(kind, S, y, tau=TAU):
+    """Sample-level loss: both views of sample i read row i of S."""
+    b = S.shape[0]
+    e = [[math.exp(float(S[i, k]) / tau) for k in range(b)] for i in range(b)]
+    total = 0.0
+    for i in range(b):
+        others = [k for k in range(b) if k != i]
+        if kind == "cl":
+            den = e[i][i] + 2 * sum(e[i][k] for k in others)
+            total += -float(S[i, i]) / tau + math.log(den)
+        elif kind == "nscl":
+            den = e[i][i] + 2 * sum(e[i][k] for k in others if y[k] != y[i])
+            total += -float(S[i, i]) / tau + math.log(den)
+        else:
+            same = [k for k in others if y[k] == y[i]]
+            den = e[i][i] + 2 * sum(e[i][k] for k in others)
+            pos = (float(S[i, i]) + 2 * sum(float(S[i, k]) for k in same)) / tau
+            total += -pos / (1 + 2 * len(same)) + math.log(den)
+    return total / b
+
+
+OBJECTIVES = {
+    "cl": NTXent(ContrastiveParams(tau=TAU)),
+    "nscl": NSCL(NSCLParams(tau=TAU)),
+    "supcon": SupCon(ContrastiveParams(tau=TAU)),
+}
+
+
+def _block(seed=0, b=6):
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(b, 3, generator=g, dtype=torch.float64)
+    return similarity_matrix(z), torch.tensor([0, 1, 0, 2, 1, 0])[:b]
+
+
+@pytest.mark.parametrize("kind", sorted(OBJECTIVES))
+def test_sigma_loss_matches_loop(kind):
+    S, y = _block()
+    got = float(sigma_loss(OBJECTIVES[kind], S, y))
+    assert got == pytest.approx(loop_loss(kind, S, y), rel=1e-10)
+
+
+@pytest.mark.parametrize("kind", sorted(OBJECTIVES))
+def test_sigma_gradient_matches_finite_differences_of_symmetric_variables(kind):
+    S, y = _block(seed=1)
+    grad = sigma_gradient(OBJECTIVES[kind], S, y)
+    h = 1e-6
+    for i, k in [(0, 0), (0, 1), (2, 4), (3, 5), (5, 5)]:
+        plus, minus = S.clone(), S.clone()
+        for M, sgn in ((plus, h), (minus, -h)):
+            M[i, k] += sgn
+            if i != k:
+                M[k, i] += sgn
+        fd = (loop_loss(kind, plus, y) - loop_loss(kind, minus, y)) / (2 * h)
+        assert float(grad[i, k]) == pytest.approx(fd, rel=1e-5, abs=1e-9)
+        assert float(grad[k, i]) == pytest.approx(float(grad[i, k]))
+
+
+def _run(metric, a, data, steps, lrs, seed=7):
+    """Call the metric as the engine does: before the update of each scheduled step."""
+    outs = {}
+    for batch in batches(data, seed, steps + 1):
+        if batch.step in metric_steps(metric.every, steps):
+            ctx = context(data, a, step=batch.step, total=steps, batch=batch,
+                          lrs=lrs[: batch.step])
+            outs[batch.step] = metric(ctx)
+    return outs
+
+
+def metric_steps(every, total):
+    return set(range(0, total + 1, every)) | {total}
+
+
+def test_one_step_is_the_gradient_step_on_the_realised_batch():
+    data = blobs(n=48, batch_size=8)
+    a = arm(OBJECTIVES["cl"])
+    metric = SimilarityDescent(DescentParams(every=1), seed=7)
+    _run(metric, a, data, steps=1, lrs=[0.3])
+    z = a.embed(data.train_x).detach()
+    expected = similarity_matrix(z)
+    first = next(iter(batches(data, 7, 1)))
+    idx = first.index
+    g = sigma_gradient(OBJECTIVES["cl"], expected[idx][:, idx], data.train_y[idx])
+    expected[idx[:, None], idx[None, :]] -= 0.3 * g
+    assert torch.allclose(metric.sigma, expected)
+
+
+def test_sparse_schedule_regenerates_the_same_batches():
+    data = blobs(n=48, batch_size=8)
+    a = arm(OBJECTIVES["nscl"])
+    lrs = [0.1 * (t + 1) for t in range(10)]
+    dense = SimilarityDescent(DescentParams(every=1), seed=7)
+    sparse = SimilarityDescent(DescentParams(every=4), seed=7)
+    out_d = _run(dense, a, data, 10, lrs)
+    out_s = _run(sparse, a, data, 10, lrs)
+    assert torch.allclose(dense.sigma, sparse.sigma)
+    for step in (0, 4, 8, 10):
+        assert out_d[step] == pytest.approx(out_s[step], nan_ok=True)
+
+
+def test_zero_learning_rate_keeps_the_start_and_gap_equals_drift():
+    data = blobs(n=48, batch_size=8)
+    a = arm(OBJECTIVES["supcon"])
+    metric = SimilarityDescent(DescentParams(every=2), seed=7)
+    ctx0 = context(data, a, step=0, total=4, batch=next(iter(batches(data, 7, 1))))
+    out0 = metric(ctx0)
+    assert out0["gap"] == pytest.approx(0.0, abs=1e-9) and math.isnan(out0["relative_gap"])
+    with torch.no_grad():
+        a.head.weight.mul_(-0.5).add_(0.3)  # the network moves, the proxy does not (lr 0)
+    steps = list(batches(data, 7, 3))
+    out = metric(context(data, a, step=2, total=4, batch=steps[2], lrs=[0.0, 0.0]))
+    assert out["proxy_drift"] == pytest.approx(0.0, abs=1e-12)
+    assert out["gap"] == pytest.approx(out["net_drift"]) and out["net_drift"] > 0
+    assert out["relative_gap"] == pytest.approx(1.0)
+
+
+def test_foreign_batch_sequence_is_rejected():
+    data = blobs(n=48, batch_size=8)
+    metric = SimilarityDescent(DescentParams(), seed=7)
+    wrong = next(iter(batches(data, 8, 1)))
+    with pytest.raises(RuntimeError, match="batch at step 0"):
+        metric(context(data, arm(OBJECTIVES["cl"]), step=0, total=3, batch=wrong))
+
+
+def test_ce_and_oversized_sets_report_nan():
+    data = blobs(n=48, batch_size=8)
+    out = SimilarityDescent(DescentParams(), seed=7)(context(data, arm(CrossEntropy(4, 3))))
+    assert all(math.isnan(v) for v in out.values())
+    out = SimilarityDescent(DescentParams(max_train=10), seed=7)(
+        context(data, arm(OBJECTIVES["cl"])))
+    assert all(math.isnan(v) for v in out.values())
