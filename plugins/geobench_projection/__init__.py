@@ -1,0 +1,1 @@
+"""geobench_projection plugin."""
