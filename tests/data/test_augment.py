@@ -6,11 +6,11 @@ import math
 
 import pytest
 import torch
+from geobench_data import imageops as ops
+from geobench_data.augment import blur_kernel_size, crop_boxes
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as TF
 
-from geobench_data import imageops as ops
-from geobench_data.augment import blur_kernel_size, crop_boxes
 from tests.data.helpers import augmentation, data, gen
 
 FIXED = {"crop_scale": (1.0, 1.0), "crop_ratio": (1.0, 1.0), "flip_p": 0.0, "jitter_p": 0.0,

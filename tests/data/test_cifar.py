@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from geobench_data import DataNotFound
+
 from tests.data.helpers import data
 
 

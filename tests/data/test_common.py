@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from geobench_data.common import pick_classes, relabel
+
 from tests.data.helpers import data
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from geobench_data import DataNotFound
 from PIL import Image
 from sklearn.datasets import load_digits
 
-from geobench_data import DataNotFound
 from tests.data.helpers import data
 
 
