@@ -90,7 +90,7 @@ def test_crop_matches_torchvision_resized_crop() -> None:
 
 
 def test_crop_boxes_follow_torchvision_distribution() -> None:
-    n, scale, ratio = 4000, (0.08, 1.0), (3 / 4, 4 / 3)
+    n, scale, ratio = 2000, (0.08, 1.0), (3 / 4, 4 / 3)
     g = gen(0)
     boxes = crop_boxes(32, 32, scale, ratio, torch.rand(n, 10, generator=g),
                        torch.rand(n, 10, generator=g), torch.rand(n, 2, generator=g))
