@@ -4,7 +4,8 @@ Maps are built through the process-wide registry (kind ``mirror_maps``), so a ma
 another package registers is usable by name.  Patterns are matched with
 ``fnmatch.fnmatchcase`` against the full parameter name as ``named_parameters`` of the
 optimized module gives it (for an arm: ``backbone.layers.0.weight``; ``*`` also matches
-dots); the first matching pattern, in the order written, wins.
+dots); the first matching pattern, in the order written, wins.  A pattern other than
+the catch-all ``*`` that matches no parameter is an error (most likely a misspelt name).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def assign_maps(
             )
         used.add(pattern)
         out.append((name, p, built[pattern]))
-    unused = [pat for pat in built if pat not in used]
+    unused = [pat for pat in built if pat not in used and pat != "*"]
     if unused:
         names = ", ".join(name for name, _ in named)
         raise ValueError(f"map pattern(s) {unused} match no parameter; parameters: {names}")

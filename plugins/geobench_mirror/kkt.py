@@ -77,7 +77,7 @@ class KKTResidual(Metric):
         phi = horizon([(m, t) for (m, _), t in zip(pairs, theta, strict=True)], alpha)
         grads = torch.autograd.grad(0.5 * phi**2, theta)
         b = torch.cat([g.reshape(-1) for g in grads]) / s  # ∇(φ²/2)(θ̃)
-        phi_t = float(phi) / s
+        phi_t = float(phi.detach()) / s
 
         flat = torch.cat([t.detach().reshape(-1) for t in theta])
         zero = torch.zeros_like(flat, dtype=torch.bool)

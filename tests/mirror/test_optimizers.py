@@ -1,0 +1,150 @@
+"""LARS by hand; the registered optimizers; per-pattern maps; third-party maps by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from geobench_mirror import LARS, MirrorDescent, maps
+from geobench_mirror.assign import optimizer_maps
+from torch import nn
+
+import geobench.plugins
+from geobench.api import BuildContext, Params
+from geobench.hookspecs import hookimpl
+from geobench.plugins import load_registry
+
+
+def ctx_for(module: nn.Module) -> BuildContext:
+    return BuildContext(seed=0, device=torch.device("cpu"), model=module)
+
+
+def test_lars_one_step_by_hand():
+    torch.manual_seed(0)
+    w = nn.Parameter(torch.randn(4, 3, dtype=torch.float64))
+    b = nn.Parameter(torch.randn(4, dtype=torch.float64))
+    gw, gb = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    W, B, GW, GB = (t.detach().numpy().copy() for t in (w, b, gw, gb))
+    lr, mom, wd, eta = 0.5, 0.9, 0.01, 0.002
+    opt = LARS([w, b], lr=lr, momentum=mom, weight_decay=wd, eta=eta)
+    velocity_w, velocity_b = np.zeros_like(W), np.zeros_like(B)
+    for _ in range(2):  # the second step exercises the momentum buffer
+        w.grad, b.grad = gw.clone(), gb.clone()
+        opt.step()
+        g = GW + wd * W
+        trust = eta * np.sqrt((W**2).sum()) / np.sqrt((g**2).sum())
+        velocity_w = mom * velocity_w + trust * g
+        W = W - lr * velocity_w
+        velocity_b = mom * velocity_b + GB  # bias: no weight decay, no trust ratio
+        B = B - lr * velocity_b
+        np.testing.assert_allclose(w.detach().numpy(), W, rtol=1e-13)
+        np.testing.assert_allclose(b.detach().numpy(), B, rtol=1e-13)
+
+
+def test_lars_trust_ratio_is_one_for_zero_weights():
+    w = nn.Parameter(torch.zeros(2, 2, dtype=torch.float64))
+    opt = LARS([w], lr=1.0, momentum=0.0, weight_decay=0.0)
+    w.grad = torch.ones(2, 2, dtype=torch.float64)
+    opt.step()
+    assert torch.equal(w.detach(), -torch.ones(2, 2, dtype=torch.float64))
+
+
+def test_registered_optimizers_build_over_trainable_parameters():
+    reg = load_registry()
+    net = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 1))
+    net[1].bias.requires_grad_(False)
+    ctx = ctx_for(net)
+    sgd = reg.build("optimizers", {"name": "sgd", "lr": 0.1, "momentum": 0.9,
+                                   "nesterov": True}, ctx)
+    adam = reg.build("optimizers", {"name": "adam", "lr": 0.01}, ctx)
+    lars = reg.build("optimizers", {"name": "lars", "lr": 0.3}, ctx)
+    md = reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
+                                  "mirror_map": {"name": "hypentropy", "lam": 0.1}}, ctx)
+    assert isinstance(sgd, torch.optim.SGD) and sgd.defaults["nesterov"]
+    assert isinstance(adam, torch.optim.Adam)
+    assert isinstance(lars, LARS) and lars.defaults["momentum"] == 0.9
+    assert isinstance(md, MirrorDescent)
+    for opt in (sgd, adam, lars, md):
+        params = [p for g in opt.param_groups for p in g["params"]]
+        assert len(params) == 3 and all(p.requires_grad for p in params)
+    assert md.param_groups[0]["mirror_map"] == maps.hypentropy(0.1)
+
+
+def test_per_pattern_maps_first_match_wins():
+    reg = load_registry()
+    net = nn.Sequential(nn.Linear(3, 4, bias=False), nn.Linear(4, 2, bias=False))
+    spec = {"name": "mirror_descent", "lr": 0.1,
+            "maps": {"0.*": {"name": "hypentropy", "lam": 0.5}, "*.weight": {"name": "pnorm"},
+                     "*": {"name": "euclidean"}}}
+    opt = reg.build("optimizers", spec, ctx_for(net))
+    assigned = {name: m for name, _, m in optimizer_maps(net, spec)}
+    assert assigned == {"0.weight": maps.hypentropy(0.5), "1.weight": maps.pnorm(3.0)}
+    groups = {repr(g["mirror_map"]): g["params"] for g in opt.param_groups}
+    assert groups["hypentropy(lam=0.5)"][0] is net[0].weight
+
+
+def test_pattern_errors_are_explained():
+    reg = load_registry()
+    net = nn.Sequential(nn.Linear(3, 4, bias=False))
+    with pytest.raises(ValueError, match="matches none of the map patterns"):
+        reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
+                                 "maps": {"1.*": {"name": "euclidean"}}}, ctx_for(net))
+    with pytest.raises(ValueError, match=r"match no parameter; parameters: 0.weight"):
+        reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
+                                 "maps": {"layer0.*": {"name": "euclidean"},
+                                          "*": {"name": "euclidean"}}}, ctx_for(net))
+    with pytest.raises(ValueError, match="either mirror_map or maps"):
+        reg.validate("optimizers", {"name": "mirror_descent", "lr": 0.1,
+                                    "mirror_map": {"name": "euclidean"},
+                                    "maps": {"*": {"name": "euclidean"}}})
+    with pytest.raises(ValueError, match="did you mean 'hypentropy'"):
+        reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
+                                 "mirror_map": {"name": "hypentropie", "lam": 1.0}},
+                  ctx_for(net))
+
+
+class Cubic(maps.MirrorMap):
+    """R = |θ|³/3 + θ²/2, written by a third party."""
+
+    name = "cubic_plus"
+
+    def R(self, t):
+        return t.abs() ** 3 / 3 + t**2 / 2
+
+    def grad_R(self, t):
+        return t.sign() * t**2 + t
+
+    def grad_Q(self, u):
+        return u.sign() * (torch.sqrt(1 + 4 * u.abs()) - 1) / 2
+
+    def Q(self, u):
+        t = self.grad_Q(u)
+        return t * u - self.R(t)
+
+
+class ThirdParty:
+    class CubicParams(Params):
+        pass
+
+    @staticmethod
+    @hookimpl
+    def register_mirror_maps(register):
+        register("cubic_plus", lambda params, ctx: Cubic(), params=ThirdParty.CubicParams,
+                 doc="R = |θ|³/3 + θ²/2")
+
+
+def test_a_third_party_map_works_by_name(monkeypatch):
+    reg = load_registry(extra_plugins=(ThirdParty,))
+    monkeypatch.setattr(geobench.plugins, "registry", lambda: reg)
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 2, bias=False)).double()
+    opt = reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
+                                   "maps": {"*": {"name": "cubic_plus"}}}, ctx_for(net))
+    w = net[0].weight
+    t = w.detach().numpy().copy()
+    g = np.full_like(t, 0.5)
+    w.grad = torch.from_numpy(g.copy())
+    opt.step()
+    u = np.sign(t) * t**2 + t - 0.1 * g
+    expected = np.sign(u) * (np.sqrt(1 + 4 * np.abs(u)) - 1) / 2
+    np.testing.assert_allclose(w.detach().numpy(), expected, rtol=1e-12)
