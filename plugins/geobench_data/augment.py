@@ -52,7 +52,7 @@ class ImageRecipe:
         r = _Draws(n, generator)
         boxes = crop_boxes(x.shape[-2], x.shape[-1], self.crop_scale, self.crop_ratio,
                            r.uniform(10), r.uniform(10), r.uniform(2))
-        out = ops.crop_flip(x, boxes, r.coin(self.flip_p))
+        out = ops.crop_flip(x, boxes, r.coin(self.flip_p))  # a new tensor: edited in place
         out = self._jitter(out, r.coin(self.jitter_p), r.uniform(4), r.uniform(4))
         gray = r.coin(self.grayscale_p)
         if out.shape[1] == 3:
@@ -98,13 +98,12 @@ class _Draws:
 
 
 def _apply(x: Tensor, mask: Tensor, fn: Any) -> Tensor:
-    """x with ``fn(x[i], i)`` written at the CPU index set ``i = nonzero(mask)``."""
+    """Write ``fn(x[i], i)`` into ``x`` (in place) at the CPU index set ``i = nonzero(mask)``."""
     idx = torch.nonzero(mask).flatten()
-    if len(idx) == 0:
-        return x
-    out = x.clone()
-    out[idx.to(x.device)] = fn(x[idx.to(x.device)], idx)
-    return out
+    if len(idx):
+        on_device = idx.to(x.device)
+        x[on_device] = fn(x[on_device], idx)
+    return x
 
 
 def blur_kernel_size(side: int) -> int:

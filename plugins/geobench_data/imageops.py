@@ -77,17 +77,13 @@ def _rgb_to_hsv(x: Tensor) -> Tensor:
 
 
 def _hsv_to_rgb(x: Tensor) -> Tensor:
-    h, s, v = x.unbind(1)
-    i = torch.floor(h * 6.0)
-    f = h * 6.0 - i
-    i = i.to(torch.int64) % 6
-    p = (v * (1.0 - s)).clamp(0.0, 1.0)
-    q = (v * (1.0 - s * f)).clamp(0.0, 1.0)
-    t = (v * (1.0 - s * (1.0 - f))).clamp(0.0, 1.0)
-    sector = (i.unsqueeze(1) == torch.arange(6, device=i.device).view(-1, 1, 1)).to(x.dtype)
-    table = torch.stack((torch.stack((v, q, p, p, t, v), 1), torch.stack((t, v, v, q, p, p), 1),
-                         torch.stack((p, p, t, v, v, q), 1)), dim=1)
-    return torch.einsum("nihw,ncihw->nchw", sector, table)
+    """Closed form: channel n in (5, 3, 1) is v - v s clamp(min(k, 4 - k), 0, 1),
+    k = (n + 6 h) mod 6 (the piecewise-linear hue ramps of the standard HSV model)."""
+    h, s, v = x[:, 0:1], x[:, 1:2], x[:, 2:3]
+    n = torch.tensor([5.0, 3.0, 1.0], device=x.device, dtype=x.dtype).view(1, 3, 1, 1)
+    k = torch.remainder(n + 6.0 * h, 6.0)
+    ramp = torch.minimum(k, 4.0 - k).clamp(0.0, 1.0)
+    return (v - v * s * ramp).clamp(0.0, 1.0)
 
 
 def hue(x: Tensor, shift: Tensor) -> Tensor:
