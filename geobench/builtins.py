@@ -2,6 +2,8 @@
 
 from geobench.executors.local import LocalParams, build_local
 from geobench.executors.pool import PoolParams, build_pool
+from geobench.executors.ray_cluster import RayParams, build_ray
+from geobench.executors.slurm import SlurmParams, build_slurm
 from geobench.hookspecs import hookimpl
 from geobench.metrics import (
     EvalLoss,
@@ -19,6 +21,10 @@ def register_executors(register):
     register("local", build_local, params=LocalParams, doc="Serial, in this process.")
     register("pool", build_pool, params=PoolParams,
              doc="N worker processes; the parent alone writes results.")
+    register("ray", build_ray, params=RayParams,
+             doc="One Ray task per cell on a local or existing cluster (geobench[ray]).")
+    register("slurm", build_slurm, params=SlurmParams,
+             doc="A Slurm job array through submitit, one cell per task (geobench[slurm]).")
 
 
 @hookimpl

@@ -23,13 +23,27 @@ def _suite_args(p: argparse.ArgumentParser, store: bool = True) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
 
 
+EXECUTOR_FLAGS = [
+    ("--workers", int, "pool: worker processes"),
+    ("--address", str, "ray: 'auto' or HOST:PORT of a running cluster"),
+    ("--num-cpus", float, "ray: CPUs per cell"),
+    ("--num-gpus", float, "ray: GPUs per cell"),
+    ("--partition", str, "slurm: partition"),
+    ("--gpus-per-node", int, "slurm: GPUs per array task"),
+    ("--timeout-min", int, "slurm: wall-time limit per array task"),
+    ("--array-parallelism", int, "slurm: array tasks running at once"),
+]
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="geobench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a suite's missing cells, then publish its leaderboard")
     _suite_args(run)
-    run.add_argument("--executor", default="local", help="registered executor (local, pool)")
-    run.add_argument("--workers", type=int, default=2, help="workers for parallel executors")
+    run.add_argument("--executor", help="registered executor: local, pool, ray, slurm, ... "
+                                        "(default: the suite's, else local)")
+    for flag, kind, text in EXECUTOR_FLAGS:
+        run.add_argument(flag, type=kind, help=text)
     run.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
@@ -47,6 +61,10 @@ def parser() -> argparse.ArgumentParser:
     lb = sub.add_parser("leaderboard", help="publish a suite's leaderboard from the store")
     _suite_args(lb)
     lb.add_argument("--out", help="markdown path (default leaderboards/<suite>.md)")
+    col = sub.add_parser("collect", help="store results that slurm array tasks have written")
+    _suite_args(col)
+    col.add_argument("--folder", help="the jobs' folder (default: the suite's, else "
+                                      "results/slurm)")
     sub.add_parser("analyze", help="orbit compression / metric singularity of a checkpoint",
                    add_help=False)
     return ap
@@ -70,7 +88,9 @@ def _out_path(args, loaded) -> Path:
 def cmd_run(args) -> int:
     from geobench.runner import run_suite
 
-    summary = run_suite(args.suite, args.profile, args.store, args.executor, args.workers,
+    options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
+               for flag, _, _ in EXECUTOR_FLAGS}
+    summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
                         args.rerun, args.quiet)
     ran = sum(summary.statuses.values())
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none run"
@@ -159,8 +179,31 @@ def cmd_leaderboard(args) -> int:
     return 0
 
 
+def cmd_collect(args) -> int:
+    from geobench.executors.slurm import load_result, result_path
+    from geobench.provenance import provenance
+    from geobench.store import Store
+
+    loaded, cells = _cells(args)
+    default = loaded.suite.executor or {}
+    folder = args.folder or default.get("folder", "results/slurm")
+    store = Store(args.store)
+    try:
+        done = store.done_ids([c.id for c in cells])
+        found = [(c, result_path(folder, c.id)) for c in cells if c.id not in done]
+        found = [(c, p) for c, p in found if p.exists()]
+        for cell, path in found:
+            store.write(cell, load_result(path), provenance())
+    finally:
+        store.close()
+    missing = len(cells) - len(done) - len(found)
+    print(f"collected {len(found)} results from {folder}; {len(done)} were stored already, "
+          f"{missing} still missing")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
-            "results": cmd_results, "leaderboard": cmd_leaderboard}
+            "results": cmd_results, "leaderboard": cmd_leaderboard, "collect": cmd_collect}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,6 +32,10 @@ class TrainSpec(Strict):
     lr_scaling: Literal["none", "linear", "sqrt", "fourth_root"] = "none"
     base_batch_size: int = Field(256, ge=1)
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    precision: Literal["fp32", "bf16"] = Field(
+        "fp32", description="bf16: autocast the training step (metrics stay in fp32/fp64)")
+    channels_last: bool = Field(False, description="channels-last memory format for images")
+    compile: bool = Field(False, description="torch.compile the forward pass and loss")
 
     @model_validator(mode="after")
     def _one_length(self) -> TrainSpec:
@@ -91,6 +95,8 @@ class Suite(Strict):
     seeds: int | list[int] = 1
     profiles: dict[str, Profile] = Field(default_factory=dict)
     leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
+    executor: ComponentSpec | None = Field(
+        None, description="default executor of the suite, e.g. {name: ray, num_gpus: 1}")
 
     @model_validator(mode="after")
     def _arms(self) -> Suite:

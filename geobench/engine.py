@@ -11,6 +11,7 @@ import hashlib
 import math
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,24 @@ def schedule(every: int | None, total: int) -> set[int]:
     return (set(range(0, total + 1, every)) if every else set()) | {total}
 
 
+def _compiled(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """``torch.compile(fn)``, falling back to ``fn`` with a warning where compiling fails."""
+    current = [torch.compile(fn)]
+
+    def call(*args: Any) -> torch.Tensor:
+        try:
+            return current[0](*args)
+        except Exception as exc:
+            if current[0] is fn:
+                raise
+            warnings.warn(f"torch.compile failed ({type(exc).__name__}); running eagerly",
+                          stacklevel=2)
+            current[0] = fn
+            return fn(*args)
+
+    return call
+
+
 def _same_weights(a: nn.Module, b: nn.Module) -> bool:
     sa, sb = a.state_dict(), b.state_dict()
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
@@ -95,6 +114,12 @@ class _ArmRun:
         ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
         objective = reg.build("objectives", spec["objective"], ctx)
         self.arm = Arm(backbone, head, objective).to(device)
+        train = spec["train"]
+        if train["channels_last"]:
+            self.arm.to(memory_format=torch.channels_last)
+        self.autocast = train["precision"] == "bf16"
+        self.device_type = device.type
+        self.loss_fn = _compiled(self._loss) if train["compile"] else self._loss
         if spec["init"] is not None:
             reg.build("inits", spec["init"], ctx)(self.arm, data)
         objective.setup(self.arm)
@@ -109,6 +134,9 @@ class _ArmRun:
             self.metrics.append((m["name"], metric, schedule(metric.every, total)))
         self.lrs: list[float] = []
 
+    def _loss(self, batch, views) -> torch.Tensor:
+        return self.arm.objective(self.arm, batch, views)
+
     def step(self, batch, views, step: int, total: int) -> torch.Tensor:
         factor = lr_factor(step, total, self.spec["train"])
         for group, base in zip(self.optimizer.param_groups, self.base_lrs):
@@ -116,7 +144,8 @@ class _ArmRun:
         self.lrs.append(self.base_lrs[0] * factor)
         self.arm.train()
         self.optimizer.zero_grad(set_to_none=True)
-        loss = self.arm.objective(self.arm, batch, views)
+        with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.autocast):
+            loss = self.loss_fn(batch, views)
         loss.backward()
         clip = self.spec["train"]["clip_grad"]
         if clip is not None:
@@ -155,6 +184,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
     view_gen = torch.Generator().manual_seed(seed + 1)
+    channels_last = first["train"]["channels_last"]
     history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = {}
     pending: list[torch.Tensor] = []
     log_every = max(1, total // 200)
@@ -162,6 +192,9 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     for batch in batches(data, seed, total + 1):
         step = batch.step
         views = [augment(batch.x, batch.index, view_gen, view=v) for v in range(n_views)]
+        if channels_last:
+            views = [v.contiguous(memory_format=torch.channels_last) if v.dim() == 4 else v
+                     for v in views]
         digest.append(batch_hash(batch))
         _run_metrics(runs, step, total, data, batch, views, augment, seed, history, result)
         if step == total:

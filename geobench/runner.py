@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
+import torch
+from pydantic import ValidationError
 from tqdm import tqdm
 
 from geobench.api import BuildContext
 from geobench.engine import CellResult, run_cell
+from geobench.errors import describe_validation_error
 from geobench.plugins import registry
 from geobench.provenance import provenance
+from geobench.registry import Registry, RegistryError
 from geobench.store import Store
 from geobench.suite import Cell, expand, load_suite
 
@@ -71,14 +77,35 @@ class _Progress:
             self.grid.close()
 
 
+def executor_spec(suite_default: dict[str, Any] | None, name: str | None,
+                  options: dict[str, Any]) -> dict[str, Any]:
+    """The executor to use: the suite's default, replaced by ``name`` when that differs,
+    with the command line's ``options`` (None: not given) on top."""
+    spec = dict(suite_default or {"name": "local"})
+    if name is not None and name != spec["name"]:
+        spec = {"name": name}
+    return {**spec, **{k: v for k, v in options.items() if v is not None}}
+
+
+def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
+    entry = reg.get("executors", spec["name"])
+    try:
+        params = entry.params.model_validate({k: v for k, v in spec.items() if k != "name"})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RegistryError(f"executor {spec['name']!r}: "
+                            f"{describe_validation_error(err, entry.params)}") from None
+    return entry.factory(params, BuildContext(seed=0, device=torch.device("cpu")))
+
+
 def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geobench.sqlite",
-              executor: str = "local", workers: int = 2, rerun: bool = False,
-              quiet: bool = False) -> RunSummary:
+              executor: str | None = None, options: dict[str, Any] | None = None,
+              rerun: bool = False, quiet: bool = False) -> RunSummary:
     """Validate and expand the suite, then run every cell the store does not hold yet."""
     reg = registry()
-    cells = expand(load_suite(path), reg, profile)
-    spec = {"name": executor, **({"workers": workers} if executor != "local" else {})}
-    runner = reg.build("executors", spec, BuildContext(seed=0, device=None))  # type: ignore[arg-type]
+    loaded = load_suite(path)
+    cells = expand(loaded, reg, profile)
+    runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
     store = Store(store_path)
     try:
         done = set() if rerun else store.done_ids([c.id for c in cells])
@@ -87,6 +114,10 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
         progress = _Progress(len(cells), len(done), quiet)
         try:
             for cell, result in _execute(runner, todo, progress):
+                if isinstance(result, BaseException):  # the executor lost the task
+                    now = time.time()
+                    result = CellResult(cell.id, "failed", f"{type(result).__name__}: {result}"
+                                        .splitlines()[0], started=now, finished=now)
                 store.write(cell, result, provenance())
                 summary.statuses[result.status] += 1
                 progress.finish(cell, result)

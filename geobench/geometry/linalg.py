@@ -28,14 +28,21 @@ class LinearOperator:
     """A symmetric linear map on flat vectors of length ``size``, given by its product.
 
     ``matvec(v)`` casts ``v`` to the operator's dtype / device, applies the product and
-    counts it in ``matvecs`` (reset it by assigning 0).  ``dense()`` builds the matrix
-    column by column from products with the identity's columns (for small sizes only).
+    counts it in ``matvecs`` (reset it by assigning 0).  ``dense()`` builds the matrix from
+    products with the identity's columns (for small sizes only), in blocks of ``chunk``
+    columns through ``matmat`` (rows of a (n, size) block -> their products) when given.
     """
 
     def __init__(
-        self, matvec: Matvec, size: int, dtype: torch.dtype, device: torch.device | str
+        self,
+        matvec: Matvec,
+        size: int,
+        dtype: torch.dtype,
+        device: torch.device | str,
+        matmat: Matvec | None = None,
     ) -> None:
         self._matvec = matvec
+        self._matmat = matmat
         self.size = int(size)
         self.dtype = dtype
         self.device = torch.device(device)
@@ -48,10 +55,14 @@ class LinearOperator:
 
     __call__ = matvec
 
-    def dense(self) -> Tensor:
+    def dense(self, chunk: int = 64) -> Tensor:
         """The (size, size) matrix whose column j is A e_j (``size`` products)."""
         eye = torch.eye(self.size, dtype=self.dtype, device=self.device)
-        return torch.stack([self.matvec(eye[j]) for j in range(self.size)], dim=1)
+        if self._matmat is None:
+            return torch.stack([self.matvec(eye[j]) for j in range(self.size)], dim=1)
+        self.matvecs += self.size
+        blocks = [self._matmat(eye[j : j + chunk]) for j in range(0, self.size, chunk)]
+        return torch.cat(blocks).reshape(self.size, self.size).T
 
     def eigs(
         self,
@@ -317,8 +328,9 @@ def spectrum_summary(
     ``lanczos`` for the k extreme eigenvalues at both ends.  Then cond_pos is exact when
     lambda_min > 0 and NaN otherwise (the smallest positive eigenvalue of a singular or
     indefinite spectrum is interior, beyond an extreme-eigenvalue solver); the negative
-    count and mass are exactly 0 when lambda_min >= 0 (within the zero threshold), otherwise ``slq_negative`` estimates
-    (``probes`` Rademacher probes, ``steps`` Lanczos steps each).
+    count and mass are exactly 0 when lambda_min >= 0 (within the zero threshold),
+    otherwise ``slq_negative`` estimates them (``probes`` Rademacher probes, ``steps``
+    Lanczos steps each).
     """
     if isinstance(source, LinearOperator):
         before = source.matvecs

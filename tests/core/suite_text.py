@@ -1,0 +1,30 @@
+"""A small real suite (Gaussian mixture, MLP, cross-entropy, SGD) that core tests run."""
+
+SMALL = """\
+name: small
+description: a small real grid for the harness tests
+base:
+  data: {name: gaussian_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32,
+         reference_size: 32}
+  augment: {name: gaussian_noise, sigma: 0.1}
+  backbone: {name: mlp, depth: 2, width: 16}
+  head: {name: identity}
+  objective: {name: ce}
+  optimizer: {name: sgd, lr: 0.1}
+  train: {steps: STEPS, device: cpu}
+  metrics:
+    - {name: nccc, every: 10}
+grid:
+  optimizer.lr: LRS
+seeds: 2
+leaderboard:
+  rows: [optimizer.lr]
+  metrics:
+    - {key: nccc.accuracy, label: NCCC accuracy, better: higher}
+    - {key: loss.train, label: final loss, better: lower}
+  plots: [loss.train]
+"""
+
+
+def small_suite(steps: int = 20, lrs: tuple[float, ...] = (0.05, 0.1)) -> str:
+    return SMALL.replace("STEPS", str(steps)).replace("LRS", str(list(lrs)))

@@ -1,0 +1,73 @@
+import dataclasses
+import math
+
+import pytest
+
+from geobench.engine import run_cell
+from geobench.plugins import registry
+from geobench.suite import expand, load_suite
+from tests.core.suite_text import small_suite
+
+
+@pytest.fixture
+def cells(tmp_path):
+    path = tmp_path / "small.yaml"
+    path.write_text(small_suite(steps=20))
+    return expand(load_suite(path), registry())
+
+
+def test_same_cell_twice_gives_identical_numbers(cells):
+    first, second = run_cell(cells[0]), run_cell(cells[0])
+    assert first.status == "complete", first.traceback
+    assert first.finals == second.finals
+    assert first.series == second.series
+    assert first.batch_digest == second.batch_digest
+
+
+def test_cells_differ_by_seed_and_ids_are_stable(cells, tmp_path):
+    assert len(cells) == 4 and len({c.id for c in cells}) == 4
+    again = expand(load_suite(tmp_path / "small.yaml"), registry())
+    assert [c.id for c in again] == [c.id for c in cells]
+    a, b = run_cell(cells[0]), run_cell(cells[1])
+    assert cells[0].varied["seed"] != cells[1].varied["seed"]
+    assert a.batch_digest != b.batch_digest
+
+
+def test_lockstep_arms_train_identically_when_specs_match(tmp_path):
+    text = small_suite(steps=12).replace("grid:\n  optimizer.lr: [0.05, 0.1]\n", "")
+    text += "arms:\n  a: {}\n  b: {}\n"
+    (tmp_path / "arms.yaml").write_text(text)
+    cell = expand(load_suite(tmp_path / "arms.yaml"), registry())[0]
+    result = run_cell(cell)
+    assert result.status == "complete", result.traceback
+    # identical initial weights, batches and views -> identical trajectories, step for step
+    a = [(m, s, v) for arm, m, s, v in result.series if arm == "a"]
+    b = [(m, s, v) for arm, m, s, v in result.series if arm == "b"]
+    assert a == b and len(a) > 0
+    assert result.finals["a/nccc.accuracy"] == result.finals["b/nccc.accuracy"]
+
+
+def test_divergence_ends_the_cell_with_its_step(tmp_path):
+    (tmp_path / "d.yaml").write_text(small_suite(steps=40, lrs=(1e12,)))
+    cell = expand(load_suite(tmp_path / "d.yaml"), registry())[0]
+    result = run_cell(cell)
+    assert result.status == "diverged"
+    assert result.error.startswith("non-finite loss at step ")
+    step = int(result.error.split("step ")[1].split()[0])
+    losses = [v for _, m, s, v in result.series if m == "loss.train"]
+    assert all(math.isfinite(v) for v in losses) and step < 40
+
+
+def test_global_rng_untouched_by_metric_schedule(tmp_path):
+    """Metrics save and restore the global RNG, so adding a metric leaves training alone."""
+    plain = small_suite(steps=15).replace("    - {name: nccc, every: 10}\n",
+                                          "    - {name: nccc}\n")
+    busy = small_suite(steps=15).replace("every: 10", "every: 1")
+    cells = []
+    for name, text in (("plain", plain), ("busy", busy)):
+        (tmp_path / f"{name}.yaml").write_text(text)
+        cells.append(expand(load_suite(tmp_path / f"{name}.yaml"), registry())[0])
+    same_seed = dataclasses.replace(cells[1], id=cells[0].id)
+    results = [run_cell(cells[0]), run_cell(same_seed)]
+    losses = [[v for _, m, _, v in r.series if m == "loss.train"] for r in results]
+    assert losses[0] == losses[1]

@@ -1,0 +1,76 @@
+"""A real run killed part-way resumes to exactly the missing cells."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+from tests.core.suite_text import small_suite
+
+STEPS = 60
+LRS = (0.02, 0.05, 0.1, 0.2)  # x 2 seeds = 8 cells
+
+
+def _complete(db) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=30) as con:
+            return con.execute("SELECT count(*) FROM cells").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _run(tmp_path, *extra):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "geobench.cli", "run", "suite.yaml",
+                             "--store", "db.sqlite", "--no-leaderboard", "--quiet", *extra],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _kill_after(proc, db, cells: int, sig) -> None:
+    deadline = time.time() + 300
+    while _complete(db) < cells and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+
+
+def _counts(db):
+    with sqlite3.connect(db) as con:
+        cells = con.execute("SELECT count(*), count(DISTINCT id) FROM cells").fetchone()
+        dup = con.execute("SELECT count(*) FROM (SELECT cell, arm, metric, step, count(*) c "
+                          "FROM series GROUP BY 1,2,3,4 HAVING c > 1)").fetchone()[0]
+        per_cell = con.execute("SELECT count(*) FROM series GROUP BY cell").fetchall()
+        finals = con.execute("SELECT count(*) FROM finals GROUP BY cell").fetchall()
+    return cells, dup, {r[0] for r in per_cell}, {r[0] for r in finals}
+
+
+def test_killed_run_resumes_exactly_the_missing_cells(tmp_path):
+    (tmp_path / "suite.yaml").write_text(small_suite(steps=STEPS, lrs=LRS))
+    db = tmp_path / "db.sqlite"
+    _kill_after(_run(tmp_path), db, 2, signal.SIGKILL)
+    first = _complete(db)
+    assert 2 <= first < 8
+    _kill_after(_run(tmp_path), db, first + 1, signal.SIGINT)  # Ctrl-C
+    second = _complete(db)
+    assert first < second
+
+    out = _run(tmp_path)
+    stdout, stderr = out.communicate(timeout=600)
+    assert out.returncode == 0, stderr
+    assert f"8 cells: {second} already stored, {8 - second} run ({8 - second} complete)" in stdout
+    (cells, distinct), dup, per_cell, finals = _counts(db)
+    assert cells == distinct == 8 and dup == 0
+    assert len(per_cell) == 1 and len(finals) == 1  # every cell whole, none half-written
+
+    lb = subprocess.run([sys.executable, "-m", "geobench.cli", "leaderboard", "suite.yaml",
+                         "--store", "db.sqlite", "--out", "lb.md"], cwd=tmp_path,
+                        capture_output=True, text=True, timeout=300)
+    assert lb.returncode == 0, lb.stderr
+    text = (tmp_path / "lb.md").read_text()
+    assert "- cells: 8 (8 complete)" in text
+    assert "(n=" not in text and "—" not in text.split("| column")[0]
