@@ -81,7 +81,7 @@ def load_checkpoint(model: nn.Module, path: str) -> None:
 
 class TimmParams(Params):
     model: str = Field("resnet18", description="any timm model name (timm.list_models())")
-    kwargs: dict[str, Any] = Field(default_factory=dict,
+    kwargs: dict[str, Any] = Field({},
                                    description="extra keyword arguments for timm.create_model")
     img_size: int | None = Field(None, ge=1, description="input size for ViT-style models "
                                  "(must match the data; None: not passed)")
