@@ -42,12 +42,12 @@ def gram_cka(X: torch.Tensor, Y: torch.Tensor) -> float:
     return float(torch.dot(k, l_) / (torch.dot(k, k).sqrt() * torch.dot(l_, l_).sqrt()))
 
 
-def timed(fn, repeats: int) -> tuple[float, float]:
-    """(best seconds, value) over ``repeats`` calls."""
+def timed(repeats: int, fn, *args) -> tuple[float, float]:
+    """(best seconds, value) over ``repeats`` calls of ``fn(*args)``."""
     best, value = float("inf"), float("nan")
     for _ in range(repeats):
         start = time.perf_counter()
-        value = fn()
+        value = fn(*args)
         best = min(best, time.perf_counter() - start)
     return best, value
 
@@ -85,13 +85,13 @@ def main() -> None:
         g = torch.Generator().manual_seed(n)
         X = torch.randn(n, d, generator=g)
         Y = X @ (torch.randn(d, d, generator=g) / d**0.5) + torch.randn(n, d, generator=g)
-        t_feat, v_feat = timed(lambda: linear_cka(X, Y), args.repeats)
-        t_deb, v_deb = timed(lambda: linear_cka(X, Y, debiased=True), args.repeats)
-        t_mb, v_mb = timed(lambda: minibatch(X, Y, args.batch), args.repeats)
+        t_feat, v_feat = timed(args.repeats, linear_cka, X, Y)
+        t_deb, v_deb = timed(args.repeats, linear_cka, X, Y, True)
+        t_mb, v_mb = timed(args.repeats, minibatch, X, Y, args.batch)
         mem_feat = 3 * (d * d) * 8 + min(n, 8192) * 2 * d * 8
         mem_gram = 2 * n * n * 8
         if n <= args.gram_max:
-            t_gram, v_gram = timed(lambda: gram_cka(X, Y), 1)
+            t_gram, v_gram = timed(1, gram_cka, X, Y)
             gram_cols = f"{t_gram:9.3f} {t_gram / t_feat:9.1f} {abs(v_gram - v_feat):8.1e}"
         else:
             gram_cols = f"{'skipped':>9} {'-':>9} {'-':>8}"

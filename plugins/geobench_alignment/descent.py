@@ -27,6 +27,7 @@ the engine passes in, so the proxy always sees the realised sequence.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import torch
@@ -36,7 +37,6 @@ from torch import Tensor
 from geobench.api import Batch, BuildContext, Metric, MetricContext, MetricParams, Objective
 from geobench.geometry import similarity_matrix
 from geobench.loader import batches
-from geobench_alignment import losses
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
@@ -50,23 +50,42 @@ def has_sigma_form(objective: Objective) -> bool:
 
 
 def sigma_loss(objective: Objective, block: Tensor, labels: Tensor) -> Tensor:
-    """The objective's batch loss as a function of the (B, B) similarity block."""
+    """The objective's batch loss as a function of the (B, B) similarity block ``S``.
+
+    With both views of sample i identified with i, anchor i sees its positive through
+    ``S_ii`` and every other sample k through both of k's views, i.e. logits
+    ``L_ii = S_ii / tau`` and ``L_ik = S_ik / tau + log 2`` (k != i); the loss is the mean
+    over anchors of the objective's per-anchor term on these logits (NT-Xent: all k; NSCL:
+    only k of another class, the positive kept or not; SupCon: positives ``S_ii`` and the
+    two views of each same-class k, so weights 1 and 2 over ``1 + 2 m_i``).  This equals the
+    objective's own loss applied to the 2B x 2B view matrix ``[[S, S], [S, S]]``.
+    """
     if not has_sigma_form(objective):
         raise TypeError(f"{type(objective).__name__} has no similarity-space form")
-    s = block.repeat(2, 2) / objective.tau
+    b = block.shape[0]
+    eye = torch.eye(b, dtype=torch.bool, device=block.device)
+    logits = block / objective.tau + (~eye).to(block.dtype) * math.log(2.0)
+    positive = block.diagonal() / objective.tau
     if isinstance(objective, NTXent):
-        return losses.nt_xent_from_logits(s)
+        return (torch.logsumexp(logits, dim=1) - positive).mean()
+    same = labels[:, None] == labels[None, :]
     if isinstance(objective, NSCL):
-        return losses.nscl_from_logits(s, labels, objective.positive_in_denominator)
-    return losses.supcon_from_logits(s, labels)
+        keep = ~same | eye if objective.positive_in_denominator else ~same
+        rows = keep.any(dim=1)  # without the positive: anchors with no negative drop out
+        if not rows.any():
+            return block.sum() * 0.0
+        terms = torch.logsumexp(logits.masked_fill(~keep, float("-inf")), dim=1) - positive
+        return terms[rows].mean()
+    weights = same.to(block.dtype) * (1.0 + (~eye).to(block.dtype))  # 1 on the diagonal, 2 off
+    pos = (weights * block).sum(1) / objective.tau / weights.sum(1)
+    return (torch.logsumexp(logits, dim=1) - pos).mean()
 
 
 def sigma_gradient(objective: Objective, block: Tensor, labels: Tensor) -> Tensor:
     """Gradient w.r.t. the symmetric variables of the block: G + G^T off the diagonal."""
     leaf = block.detach().clone().requires_grad_(True)
     with torch.enable_grad():
-        loss = sigma_loss(objective, leaf, labels)
-        (grad,) = torch.autograd.grad(loss, leaf)
+        (grad,) = torch.autograd.grad(sigma_loss(objective, leaf, labels), leaf)
     return grad + grad.T - torch.diag(grad.diagonal())
 
 

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from geobench_alignment import losses
 from geobench_alignment.descent import (
     DescentParams,
     SimilarityDescent,
@@ -38,20 +39,25 @@ def loop_loss(kind, S, y, tau=TAU):
         if kind == "cl":
             den = e[i][i] + 2 * sum(e[i][k] for k in others)
             total += -float(S[i, i]) / tau + math.log(den)
-        elif kind == "nscl":
-            den = e[i][i] + 2 * sum(e[i][k] for k in others if y[k] != y[i])
+        elif kind.startswith("nscl"):
+            negs = 2 * sum(e[i][k] for k in others if y[k] != y[i])
+            if kind == "nscl_nopos" and negs == 0:
+                b -= 1  # no negative: the anchor drops out of the mean
+                continue
+            den = negs + (e[i][i] if kind == "nscl" else 0.0)
             total += -float(S[i, i]) / tau + math.log(den)
         else:
             same = [k for k in others if y[k] == y[i]]
             den = e[i][i] + 2 * sum(e[i][k] for k in others)
             pos = (float(S[i, i]) + 2 * sum(float(S[i, k]) for k in same)) / tau
             total += -pos / (1 + 2 * len(same)) + math.log(den)
-    return total / b
+    return total / b if b else 0.0
 
 
 OBJECTIVES = {
     "cl": NTXent(ContrastiveParams(tau=TAU)),
     "nscl": NSCL(NSCLParams(tau=TAU)),
+    "nscl_nopos": NSCL(NSCLParams(tau=TAU, positive_in_denominator=False)),
     "supcon": SupCon(ContrastiveParams(tau=TAU)),
 }
 
@@ -67,6 +73,26 @@ def test_sigma_loss_matches_loop(kind):
     S, y = _block()
     got = float(sigma_loss(OBJECTIVES[kind], S, y))
     assert got == pytest.approx(loop_loss(kind, S, y), rel=1e-10)
+
+
+@pytest.mark.parametrize("kind", sorted(OBJECTIVES))
+@pytest.mark.parametrize("labels", [[0, 1, 0, 2, 1, 0], [0, 0, 0, 0, 0, 0], [3, 1, 2, 0, 4, 5]])
+def test_sigma_loss_is_the_objective_on_the_tiled_view_matrix(kind, labels):
+    S, _ = _block(seed=2)
+    S = S + 0.1 * torch.randn(6, 6, generator=torch.Generator().manual_seed(0),
+                              dtype=torch.float64)  # not symmetric: rows are read as anchors
+    y = torch.tensor(labels)
+    tiled = S.repeat(2, 2) / TAU
+    obj = OBJECTIVES[kind]
+    ref = {
+        "cl": lambda: losses.nt_xent_from_logits(tiled),
+        "nscl": lambda: losses.nscl_from_logits(tiled, y, True),
+        "nscl_nopos": lambda: losses.nscl_from_logits(tiled, y, False),
+        "supcon": lambda: losses.supcon_from_logits(tiled, y),
+    }[kind]()
+    assert float(sigma_loss(obj, S, y)) == pytest.approx(float(ref), rel=1e-10, abs=1e-12)
+    assert float(sigma_loss(obj, S, y)) == pytest.approx(loop_loss(kind, S, y), rel=1e-10,
+                                                          abs=1e-12)
 
 
 @pytest.mark.parametrize("kind", sorted(OBJECTIVES))
