@@ -93,6 +93,25 @@ class Sparsity(Metric):
         }
 
 
+class HistogramParams(MetricParams):
+    bins: int = Field(8, ge=2, description="log-spaced bins of e / max e over [low, 1]")
+    low: float = Field(1e-4, gt=0, lt=1, description="lower edge; smaller values go to bin 0")
+
+
+class NeuronHistogram(Metric):
+    """Histogram of the effective weights relative to their layer's largest, e / max e,
+    over all hidden units: ``bins`` log-spaced bins with edges low·(1/low)^{i/bins};
+    bin 0 also holds everything below ``low``.  Fields ``bin_<i>`` (fractions of units)."""
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        rel = torch.cat([e / e.max() for e in _layer_weights(ctx)])
+        n, low = self.params.bins, self.params.low
+        position = (torch.log10(rel.clamp(min=low)) - math.log10(low)) / -math.log10(low)
+        index = (position * n).floor().clamp(0, n - 1).long()
+        counts = torch.bincount(index, minlength=n).double() / rel.numel()
+        return {f"bin_{i}": float(c) for i, c in enumerate(counts)}
+
+
 class PruningParams(MetricParams):
     fractions: list[float] = Field(
         [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],

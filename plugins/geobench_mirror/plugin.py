@@ -22,6 +22,8 @@ from geobench_mirror.margins import (
 from geobench_mirror.neurons import (
     ActiveNeurons,
     ActiveParams,
+    HistogramParams,
+    NeuronHistogram,
     PruningCurve,
     PruningParams,
     Sparsity,
@@ -99,5 +101,7 @@ def register_metrics(register):
     register("active_neurons", _metric(ActiveNeurons), params=ActiveParams,
              doc=ActiveNeurons.__doc__)
     register("sparsity", _metric(Sparsity), params=MetricParams, doc=Sparsity.__doc__)
+    register("neuron_histogram", _metric(NeuronHistogram), params=HistogramParams,
+             doc=NeuronHistogram.__doc__)
     register("pruning_curve", _metric(PruningCurve), params=PruningParams,
              doc=PruningCurve.__doc__)

@@ -8,6 +8,8 @@ import torch
 from geobench_mirror.neurons import (
     ActiveNeurons,
     ActiveParams,
+    HistogramParams,
+    NeuronHistogram,
     PruningCurve,
     PruningParams,
     Sparsity,
@@ -89,3 +91,13 @@ def test_pruning_curve_against_numpy_pruning():
         assert out[f"acc_{round(100 * fraction)}"] == pytest.approx(expected, abs=1e-12)
     for p, b in zip(arm.parameters(), before, strict=True):
         assert torch.equal(p.detach(), b)  # the arm itself is untouched
+
+
+def test_neuron_histogram_bins():
+    # e / max e = 1, 0.5, 0.02, 0.001, 1e-6, 0 with bins over [1e-4, 1]: edges 1e-4, 1e-3 ..
+    a = [1.0, 0.5, 0.02, 0.001, 1e-6, 0.0]
+    arm = two_layer([1.0] * len(a), a)
+    out = NeuronHistogram(HistogramParams(bins=4, low=1e-4))(context(arm, teacher_data(dim=3),
+                                                                      SGD))
+    assert out == pytest.approx({"bin_0": 2 / 6, "bin_1": 1 / 6, "bin_2": 1 / 6,
+                                 "bin_3": 2 / 6}, abs=1e-12)
