@@ -1,15 +1,130 @@
-"""Effective Hessian of a batch loss with respect to the representation, split as G + K."""
+"""Effective Hessian of a batch loss with respect to the representation (G + K), and spectrum
+summaries of symmetric operators."""
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
-from geobench.geometry.linalg import LinearOperator, spectrum_summary
+from geobench.geometry.linalg import LinearOperator, lanczos, residual_floor, slq_negative
+
+
+def _ends_summary(lo: float, hi: float, zero: float) -> dict[str, float]:
+    """Condition numbers from the spectrum's ends (see ``spectrum_summary``)."""
+    small, large = sorted((abs(lo), abs(hi)))
+    if large <= zero:
+        cond_abs = math.nan
+    else:
+        cond_abs = math.inf if small <= zero else large / small
+    return {"lambda_min": lo, "lambda_max": hi, "cond_abs": cond_abs}
+
+
+def spectrum_summary(
+    source: LinearOperator | Tensor,
+    k: int = 1,
+    dense_threshold: int = 2048,
+    tol: float = 1e-6,
+    max_iter: int | None = None,
+    seed: int = 0,
+    probes: int = 6,
+    steps: int = 100,
+    rtol: float | None = None,
+) -> dict[str, float]:
+    """Extremes, condition numbers and negative part of a symmetric spectrum.
+
+    ``source`` is a vector of eigenvalues, a symmetric matrix, or a ``LinearOperator``.
+    An eigenvalue counts as zero when |lambda| <= rtol * max|lambda| (default
+    rtol = size * eps(dtype), numpy's ``matrix_rank`` rule).  Fields:
+
+    - ``lambda_min``, ``lambda_max``: the spectrum's ends.
+    - ``cond_abs``: max(|lambda_min|, |lambda_max|) / min(|lambda_min|, |lambda_max|), the
+      ratio of the ends' magnitudes (for a definite spectrum, the condition number); inf
+      when the smaller end is zero, NaN for the zero operator.
+    - ``cond_pos``: lambda_max / (smallest positive eigenvalue); NaN if none is positive.
+    - ``neg_count``, ``neg_mass``: number of eigenvalues < 0 and sum of their |lambda|.
+    - ``exact``: 1.0 when computed from all eigenvalues, 0.0 for the estimates below;
+      ``converged``: whether Lanczos met its tolerance; ``matvecs``: products used.
+
+    An operator of size <= ``dense_threshold`` is formed densely (``dense()``),
+    symmetrised and solved with ``torch.linalg.eigvalsh`` in float64.  Larger ones get
+    ``lanczos`` for the k extreme eigenvalues at both ends.  Then cond_pos is exact when
+    lambda_min > 0 and NaN otherwise (the smallest positive eigenvalue of a singular or
+    indefinite spectrum is interior, beyond an extreme-eigenvalue solver); the negative
+    count and mass are exactly 0 when lambda_min >= 0 (within the zero threshold),
+    otherwise ``slq_negative`` estimates them (``probes`` Rademacher probes, ``steps``
+    Lanczos steps each; eigenvalues closer to 0 than its resolution are not counted).
+    """
+    if isinstance(source, LinearOperator):
+        before = source.matvecs
+        if source.size > dense_threshold:
+            out = _lanczos_summary(source, k, tol, max_iter, seed, probes, steps, rtol)
+            return {**out, "matvecs": float(source.matvecs - before)}
+        matrix = source.dense().to(torch.float64)
+        out = _exact_summary(torch.linalg.eigvalsh((matrix + matrix.T) / 2), rtol, source.dtype)
+        return {**out, "matvecs": float(source.matvecs - before)}
+    if source.dim() == 2:
+        matrix = source.to(torch.float64)
+        eigenvalues = torch.linalg.eigvalsh((matrix + matrix.T) / 2)
+    else:
+        eigenvalues = source.to(torch.float64)
+    return {**_exact_summary(eigenvalues, rtol, source.dtype), "matvecs": 0.0}
+
+
+def _exact_summary(ev: Tensor, rtol: float | None, dtype: torch.dtype) -> dict[str, float]:
+    ev = ev.detach().flatten().sort().values.cpu()
+    rtol = ev.numel() * torch.finfo(dtype).eps if rtol is None else rtol
+    zero = rtol * float(ev.abs().max())
+    lo, hi = float(ev[0]), float(ev[-1])
+    positive = ev[ev > zero]
+    negative = ev[ev < -zero]
+    return {
+        **_ends_summary(lo, hi, zero),
+        "cond_pos": hi / float(positive[0]) if positive.numel() else math.nan,
+        "neg_count": float(negative.numel()),
+        "neg_mass": float(negative.abs().sum()),
+        "exact": 1.0,
+        "converged": 1.0,
+    }
+
+
+def _lanczos_summary(
+    op: LinearOperator,
+    k: int,
+    tol: float,
+    max_iter: int | None,
+    seed: int,
+    probes: int,
+    steps: int,
+    rtol: float | None,
+) -> dict[str, float]:
+    result = lanczos(
+        op.matvec, op.size, k, "both", tol, max_iter, seed,
+        device=op.device, floor_rtol=residual_floor(op.dtype),
+    )
+    lo, hi = float(result.eigenvalues[0]), float(result.eigenvalues[-1])
+    rtol = op.size * torch.finfo(op.dtype).eps if rtol is None else rtol
+    zero = rtol * max(abs(lo), abs(hi))
+    if lo >= -zero:
+        cond_pos = hi / lo if lo > zero else math.nan
+        neg_count = neg_mass = 0.0
+    else:
+        cond_pos = math.nan
+        neg_count, neg_mass = slq_negative(
+            op.matvec, op.size, zero, probes, steps, seed, device=op.device
+        )
+    return {
+        **_ends_summary(lo, hi, zero),
+        "cond_pos": cond_pos,
+        "neg_count": neg_count,
+        "neg_mass": neg_mass,
+        "exact": 0.0,
+        "converged": float(result.converged),
+    }
 
 
 def _frozen_head(head: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
