@@ -31,6 +31,7 @@ FACTORS = {
     "scaling": "train.lr_scaling",
 }
 METRIC = "cka.linear"
+Lines = dict[Any, dict[Any, list[float]]]  # line label -> x -> values over seeds
 
 
 def factors(cell: Cell) -> dict[str, Any]:
@@ -39,85 +40,88 @@ def factors(cell: Cell) -> dict[str, Any]:
     return {name: get_dotted(spec, key) for name, key in FACTORS.items()}
 
 
-def reference_point(cells: list[Cell]) -> dict[str, Any]:
-    """Each factor's most common value over the cells."""
+def reference_point(cells: list[Cell]) -> dict[str, str]:
+    """Each factor's most common value (as ``repr``) over the cells."""
     return {name: Counter(repr(factors(c)[name]) for c in cells).most_common(1)[0][0]
             for name in FACTORS}
 
 
-def _at_reference(cell: Cell, ref: dict[str, Any], free: tuple[str, ...]) -> bool:
+def at_reference(cell: Cell, ref: dict[str, str], free: tuple[str, ...] = ()) -> bool:
+    """Whether every factor but ``free`` is at its reference value."""
     f = factors(cell)
     return all(repr(f[k]) == ref[k] for k in FACTORS if k not in free)
 
 
-def _mean_std(values: list[float]) -> tuple[float, float]:
-    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
-
-
-def _pairs(cells: list[Cell]) -> list[tuple[str, str]]:
+def pairs(cells: list[Cell]) -> dict[str, str]:
+    """Comparison arm -> its cross-arm label ``<reference>~<arm>``."""
     names = list(cells[0].arms)
-    return [(name, f"{names[0]}~{name}") for name in names[1:]]
+    return {name: f"{names[0]}~{name}" for name in names[1:]}
 
 
-def training_curves(ax, cells: list[Cell], store: Store, ref: dict[str, Any]) -> None:
-    chosen = [c for c in cells if _at_reference(c, ref, ())]
-    rows = store.series([c.id for c in chosen], METRIC)
-    for arm, label in _pairs(cells):
-        by_step: dict[int, list[float]] = defaultdict(list)
-        for _cell, pair, _m, step, value in rows:
-            if pair == label:
-                by_step[step].append(value)
-        steps = sorted(by_step)
-        if steps:
-            ax.plot(steps, [statistics.fmean(by_step[s]) for s in steps], marker=".", label=arm)
-    ax.set_xlabel("step")
-    ax.set_title("reference design point")
+def curve_points(cells: list[Cell], series: list[tuple], ref: dict[str, str]) -> Lines:
+    """CKA over steps per comparison arm at the reference point; ``series`` holds store
+    rows ``(cell, arm, metric, step, value)``."""
+    ids = {c.id for c in cells if at_reference(c, ref)}
+    labels = {label: arm for arm, label in pairs(cells).items()}
+    lines: Lines = defaultdict(lambda: defaultdict(list))
+    for cell, label, metric, step, value in series:
+        if cell in ids and label in labels and metric == METRIC:
+            lines[labels[label]][step].append(value)
+    return lines
 
 
-def sweep(ax, cells: list[Cell], store: Store, ref: dict[str, Any], factor: str) -> None:
-    chosen = [c for c in cells if _at_reference(c, ref, (factor,))]
-    finals = store.cells([c.id for c in chosen])
-    for arm, label in _pairs(cells):
-        points: dict[Any, list[float]] = defaultdict(list)
-        for c in chosen:
-            value = finals.get(c.id, {}).get("metrics", {}).get(f"{label}/{METRIC}")
+def sweep_points(cells: list[Cell], finals: dict[str, dict[str, float]], ref: dict[str, str],
+                 factor: str) -> Lines:
+    """Final CKA against ``factor`` per comparison arm, the other factors at reference."""
+    lines: Lines = defaultdict(lambda: defaultdict(list))
+    for cell in cells:
+        if not at_reference(cell, ref, (factor,)):
+            continue
+        for arm, label in pairs(cells).items():
+            value = finals.get(cell.id, {}).get(f"{label}/{METRIC}")
             if value is not None:
-                points[factors(c)[factor]].append(value)
-        xs = sorted(points)
-        if xs:
-            stats = [_mean_std(points[x]) for x in xs]
-            ax.errorbar(xs, [m for m, _ in stats], yerr=[s for _, s in stats], marker="o",
-                        capsize=3, label=arm)
-    ax.set_xlabel(factor)
+                lines[arm][factors(cell)[factor]].append(value)
+    return lines
 
 
-def batch_sweep(ax, cells: list[Cell], store: Store, ref: dict[str, Any], arm: str) -> None:
-    chosen = [c for c in cells if _at_reference(c, ref, ("batch", "scaling"))]
-    finals = store.cells([c.id for c in chosen])
-    label = dict(_pairs(cells))[arm]
-    lines: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for c in chosen:
-        value = finals.get(c.id, {}).get("metrics", {}).get(f"{label}/{METRIC}")
+def batch_points(cells: list[Cell], finals: dict[str, dict[str, float]], ref: dict[str, str],
+                 arm: str) -> Lines:
+    """Final CKA(CL, arm) against B, one line per lr-scaling rule; a cell at
+    ``base_batch_size`` (where every rule gives the same learning rate) joins every line."""
+    chosen = [c for c in cells if at_reference(c, ref, ("batch", "scaling"))]
+    rules = {factors(c)["scaling"] for c in chosen}
+    label = pairs(cells)[arm]
+    lines: Lines = defaultdict(lambda: defaultdict(list))
+    for cell in chosen:
+        value = finals.get(cell.id, {}).get(f"{label}/{METRIC}")
         if value is None:
             continue
-        f = factors(c)
-        base_b = next(iter(c.arms.values()))["train"]["base_batch_size"]
-        rules = {f2["scaling"] for f2 in map(factors, chosen)} if f["batch"] == base_b else {
-            f["scaling"]}
-        for rule in rules:
-            lines[rule][f["batch"]].append(value)
-    for rule, points in sorted(lines.items()):
+        f = factors(cell)
+        at_base = f["batch"] == next(iter(cell.arms.values()))["train"]["base_batch_size"]
+        for rule in (rules if at_base else {f["scaling"]}):
+            lines[f"lr {rule}"][f["batch"]].append(value)
+    return lines
+
+
+def _draw(ax, lines: Lines, xlabel: str, title: str, bars: bool = True) -> None:
+    for label, points in sorted(lines.items(), key=lambda kv: str(kv[0])):
         xs = sorted(points)
-        stats = [_mean_std(points[x]) for x in xs]
-        ax.errorbar(xs, [m for m, _ in stats], yerr=[s for _, s in stats], marker="o",
-                    capsize=3, label=f"lr {rule}")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("batch size B")
-    ax.set_title(f"CL vs {arm}")
+        means = [statistics.fmean(points[x]) for x in xs]
+        stds = [statistics.stdev(points[x]) if len(points[x]) > 1 else 0.0 for x in xs]
+        if bars:
+            ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=str(label))
+        else:
+            ax.plot(xs, means, marker=".", label=str(label))
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    ax.set_ylabel(f"CKA(CL, arm)  [{METRIC}]")
+    ax.grid(alpha=0.3)
+    if lines:
+        ax.legend(fontsize=8)
 
 
 def render(suite_path: str, profile: str, store_path: str, out: Path) -> list[Path]:
-    """Write the four figures; return their paths."""
+    """Write the four figures next to the leaderboard; return their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,32 +130,36 @@ def render(suite_path: str, profile: str, store_path: str, out: Path) -> list[Pa
     loaded = load_suite(suite_path)
     cells = expand(loaded, registry(), profile)
     ref = reference_point(cells)
+    ids = [c.id for c in cells]
     store = Store(store_path)
-    out.mkdir(parents=True, exist_ok=True)
-    name = loaded.suite.name
-    second = _pairs(cells)[0][0]
-    panels = [
-        ("cka_training", lambda ax: training_curves(ax, cells, store, ref)),
-        ("cka_vs_classes", lambda ax: (sweep(ax, cells, store, ref, "classes"),
-                                       ax.set_xscale("log"))),
-        ("cka_vs_tau", lambda ax: sweep(ax, cells, store, ref, "tau")),
-        ("cka_vs_batch", lambda ax: batch_sweep(ax, cells, store, ref, second)),
-    ]
-    paths = []
     try:
-        for suffix, draw in panels:
-            fig, ax = plt.subplots(figsize=(5.5, 3.8))
-            draw(ax)
-            ax.set_ylabel(f"CKA(CL, arm) [{METRIC}]")
-            ax.legend(fontsize=8)
-            ax.grid(alpha=0.3)
-            fig.tight_layout()
-            path = out / f"{name}_{suffix}.png"
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            paths.append(path)
+        finals = {i: row["metrics"] for i, row in store.cells(ids).items()
+                  if row["status"] == "complete"}
+        series = store.series(list(finals), METRIC)
     finally:
         store.close()
+    point = ", ".join(f"{k}={v}" for k, v in ref.items())
+    first = next(iter(pairs(cells)))
+    figures = {
+        "cka_training": (curve_points(cells, series, ref), "step", point, False),
+        "cka_vs_classes": (sweep_points(cells, finals, ref, "classes"), "classes C'", point,
+                           True),
+        "cka_vs_tau": (sweep_points(cells, finals, ref, "tau"), "temperature tau", point, True),
+        "cka_vs_batch": (batch_points(cells, finals, ref, first), "batch size B",
+                         f"CL vs {first}; {point}", True),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for suffix, (lines, xlabel, title, bars) in figures.items():
+        fig, ax = plt.subplots(figsize=(6, 4))
+        _draw(ax, lines, xlabel, title, bars)
+        if suffix in ("cka_vs_classes", "cka_vs_batch"):
+            ax.set_xscale("log", base=2)
+        fig.tight_layout()
+        path = out / f"{loaded.suite.name}_{suffix}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
     return paths
 
 
