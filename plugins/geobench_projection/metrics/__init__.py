@@ -1,0 +1,1 @@
+"""Metrics of projection-head geometry: effective Hessian, collapse, orbits, singularity."""

@@ -1,0 +1,125 @@
+"""``effective_hessian`` / ``hessian_tracking``: spectra of H_eff = G + K w.r.t. the
+representation batch.
+
+At the current batch (its first ``samples`` rows of each view), the objective supplies
+z (the stacked online representations), the online head and the loss of the head outputs
+with every stop-gradient target constant (``SSLObjective.loss_of_h``).  Then, over the flat
+vector of the V*B*d representation entries,
+
+  H_eff = d^2/dz^2 L(h(z)),   G = J_h^T (d^2 L/dh^2) J_h,   K = sum_i [dL/dh]_i d^2 h_i/dz^2,
+
+computed matrix-free by ``geobench.geometry.EffectiveHessian`` and summarised by
+``geobench.geometry.spectrum_summary``: lambda_min, lambda_max, cond_abs (ratio of the
+ends' magnitudes), cond_pos (lambda_max over the smallest positive eigenvalue), neg_count
+and neg_mass (number and summed |lambda| of negative eigenvalues) -- exact from the dense
+matrix up to ``dense_threshold`` entries, Lanczos / stochastic Lanczos quadrature beyond.
+
+Fields: the H_eff summary under its plain names (``lambda_min`` ...), G's prefixed ``G_``,
+K's prefixed ``K_``; ``grad_norm`` = ||dL/dh|| (the factor that drives K: it vanishes at an
+exactly collapsed state of a cosine loss whose branches coincide, so K does too) and
+``loss``.  G and K carry rounding errors on the scale of H_eff, so eigenvalues of G and K
+below ``zero_tol * max|lambda(H_eff)|`` in magnitude (default 1000 machine epsilons of
+``dtype``) count as zero: an exactly zero K (linear or ReLU heads) reports lambda = 0 and
+no negatives rather than rounding noise.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from pydantic import Field
+
+from geobench.api import Metric, MetricContext, MetricParams
+from geobench.geometry import EffectiveHessian, LinearOperator, spectrum_summary
+from geobench_projection.metrics.common import finite_or_nan
+
+SUMMARY_FIELDS = ("lambda_min", "lambda_max", "cond_abs", "cond_pos", "neg_count", "neg_mass")
+OPERATORS = (("", "full"), ("G_", "gauss_newton"), ("K_", "interaction"))
+
+
+class EffectiveHessianParams(MetricParams):
+    samples: int | None = Field(16, ge=2, description="rows of each view used (None: the batch)")
+    k: int = Field(1, ge=1, description="extreme eigenvalues per end resolved by Lanczos")
+    dense_threshold: int = Field(2048, ge=1, description="exact eigvalsh up to this size")
+    tol: float = Field(1e-6, gt=0, description="Lanczos relative residual tolerance")
+    max_iter: int | None = Field(None, ge=1, description="Lanczos steps cap (None: 300)")
+    probes: int = Field(6, ge=1, description="SLQ probes for the negative count / mass")
+    slq_steps: int = Field(100, ge=2, description="Lanczos steps per SLQ probe")
+    dtype: Literal["float32", "float64"] = Field("float64", description="arithmetic precision")
+    zero_tol: float | None = Field(None, gt=0, description="|lambda| <= zero_tol * "
+                                   "max|lambda(H)| counts as zero for G, K (None: 1000 eps)")
+    seed: int = Field(0, ge=0, description="Lanczos start vector seed")
+
+
+class HessianTrackingParams(EffectiveHessianParams):
+    every: int | None = Field(10, ge=1, description="evaluate at steps 0, every, 2*every, ...")
+
+
+def _summary(op: LinearOperator, p: EffectiveHessianParams, floor: float | None
+             ) -> dict[str, float]:
+    """spectrum_summary of ``op`` where |lambda| <= ``floor`` (absolute) counts as zero."""
+    kwargs = dict(k=p.k, tol=p.tol, max_iter=p.max_iter, seed=p.seed, probes=p.probes,
+                  steps=p.slq_steps)
+    if op.size <= p.dense_threshold:
+        m = op.dense().to(torch.float64)
+        ev = torch.linalg.eigvalsh((m + m.T) / 2)
+        top = float(ev.abs().max())
+        if floor is not None and top <= floor:
+            ev = torch.zeros_like(ev)
+            return spectrum_summary(ev, rtol=1.0)
+        rtol = max(floor / top, ev.numel() * torch.finfo(op.dtype).eps) if floor else None
+        return spectrum_summary(ev, rtol=rtol)
+    out = spectrum_summary(op, dense_threshold=0, **kwargs)
+    if floor is None:
+        return out
+    top = max(abs(out["lambda_min"]), abs(out["lambda_max"]))
+    if top <= floor:
+        return spectrum_summary(torch.zeros(op.size, dtype=torch.float64), rtol=1.0)
+    if floor / top > op.size * torch.finfo(op.dtype).eps:
+        out = spectrum_summary(op, dense_threshold=0, rtol=floor / top, **kwargs)
+    return out
+
+
+class EffectiveHessianMetric(Metric):
+    """Spectral summaries of H_eff, G and K at the current batch (module docstring)."""
+
+    params: EffectiveHessianParams
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        objective = ctx.arm.objective
+        if not hasattr(objective, "loss_of_h"):
+            raise TypeError(f"{type(objective).__name__} does not expose loss_of_h; the "
+                            "effective Hessian needs simsiam, byol, vicreg, barlow_twins or dino")
+        n = self.params.samples
+        views = [v if n is None else v[:n] for v in ctx.views[: objective.n_views]]
+        dtype = getattr(torch, self.params.dtype)
+        problem = objective.loss_of_h(ctx.arm, views, step=ctx.step).to(dtype)
+        hess = EffectiveHessian(problem.head, problem.loss, problem.z)
+        out: dict[str, float] = {}
+        floor = None
+        for prefix, name in OPERATORS:
+            summary = _summary(getattr(hess, name), self.params, floor)
+            if floor is None:
+                scale = max(abs(summary["lambda_min"]), abs(summary["lambda_max"]))
+                tol = self.params.zero_tol or 1e3 * torch.finfo(dtype).eps
+                floor = tol * scale
+            out.update({prefix + f: finite_or_nan(summary[f]) for f in SUMMARY_FIELDS})
+        z = problem.z.clone()
+        with torch.enable_grad():
+            h = problem.head(z).detach().requires_grad_(True)
+            loss = problem.loss(h)
+            (grad,) = torch.autograd.grad(loss, h)
+        out["grad_norm"] = float(grad.norm())
+        out["loss"] = float(loss.detach())
+        return out
+
+
+def build_effective_hessian(params: EffectiveHessianParams, ctx) -> EffectiveHessianMetric:
+    """Spectra of H_eff, G, K w.r.t. the representation (at the end unless ``every``)."""
+    return EffectiveHessianMetric(params)
+
+
+def build_hessian_tracking(params: HessianTrackingParams, ctx) -> EffectiveHessianMetric:
+    """The effective_hessian spectra tracked along training (every 10 steps by default)."""
+    return EffectiveHessianMetric(params)

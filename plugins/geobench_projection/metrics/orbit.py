@@ -1,0 +1,98 @@
+"""``orbit_compression``: how much the head shrinks augmentation orbits relative to the data.
+
+For N fixed training samples x_i (the same at every evaluation) and K augmented views
+x_ik of each -- exact group orbits ``data.extras["orbit"].orbit("train", i, K)`` on
+``orbit_manifold``, otherwise K calls of the suite's augmentation (view numbers alternating
+0, 1, so asymmetric recipes contribute both their views) -- and a space with
+points p_ik (backbone representations z or head outputs h, arm in evaluation mode):
+
+  within-orbit spread  W = (1/NK) sum_ik ||p_ik - pbar_i||^2     (pbar_i the orbit mean)
+  total spread         T = (1/NK) sum_ik ||p_ik - pbar||^2       (pbar the grand mean)
+  orbit ratio          r = W / T                                  (scale-free, in [0, 1])
+  compression factor   r_backbone / r_head        (> 1: the head shrinks orbits more)
+  class separation     S = B / Wc, B = (1/NK) sum_ik ||mu_y(ik) - pbar||^2,
+                       Wc = (1/NK) sum_ik ||p_ik - mu_y(ik)||^2  (mu_c the class means)
+"""
+
+from __future__ import annotations
+
+import torch
+from pydantic import Field
+from torch import Tensor
+
+from geobench.api import Data, Metric, MetricContext, MetricParams
+from geobench_projection.metrics.common import features, finite_or_nan, fixed_indices
+
+
+class OrbitParams(MetricParams):
+    samples: int = Field(128, ge=2, description="training samples N whose orbits are drawn")
+    views: int = Field(8, ge=2, description="augmented views K per sample")
+    seed: int = Field(0, ge=0, description="seed of the fixed sample set")
+
+
+def orbit_spread(points: Tensor) -> tuple[float, float]:
+    """(W, T) of ``points`` (N, K, d): mean squared distance to the orbit mean / grand mean."""
+    p = points.double()
+    within = (p - p.mean(dim=1, keepdim=True)).pow(2).sum(-1).mean()
+    total = (p - p.mean(dim=(0, 1))).pow(2).sum(-1).mean()
+    return float(within), float(total)
+
+
+def class_separation(points: Tensor, labels: Tensor) -> float:
+    """B / Wc of ``points`` (M, d) with class ``labels`` (M,): between-class over
+    within-class mean squared distance."""
+    p = points.double()
+    grand = p.mean(0)
+    means = torch.zeros(int(labels.max()) + 1, p.shape[1], dtype=p.dtype, device=p.device)
+    means.index_add_(0, labels, p)
+    counts = torch.bincount(labels, minlength=means.shape[0]).clamp_min(1).to(p.dtype)
+    mu = (means / counts[:, None])[labels]
+    between = (mu - grand).pow(2).sum(-1).mean()
+    within = (p - mu).pow(2).sum(-1).mean()
+    return float(between / within)
+
+
+def draw_orbits(data: Data, augmentation, index: Tensor, k: int,
+                generator: torch.Generator) -> Tensor:
+    """(N, K, ...) views of the training samples ``index``: exact orbits on datasets with
+    an ``orbit`` structure, else K independent calls of ``augmentation``."""
+    device = data.train_x.device
+    orbit = data.extras.get("orbit")
+    if orbit is not None and hasattr(orbit, "orbit"):
+        return orbit.orbit("train", index.cpu(), k, generator).to(device, data.train_x.dtype)
+    x = data.train_x[index.to(device)]
+    views = [augmentation(x, index.to(device), generator, view=v % 2) for v in range(k)]
+    return torch.stack(views, dim=1)
+
+
+def orbit_statistics(z: Tensor, h: Tensor, labels: Tensor) -> dict[str, float]:
+    """Orbit ratios, compression factor and class separations from (N, K, d) backbone and
+    (N, K, m) head points of samples with ``labels`` (N,)."""
+    wb, tb = orbit_spread(z)
+    wh, th = orbit_spread(h)
+    rb, rh = wb / tb, wh / th
+    y = labels.repeat_interleave(z.shape[1])
+    return {"backbone_orbit_ratio": rb, "head_orbit_ratio": rh,
+            "compression": finite_or_nan(rb / rh if rh > 0 else float("inf")),
+            "backbone_class_sep": class_separation(z.flatten(0, 1), y),
+            "head_class_sep": class_separation(h.flatten(0, 1), y)}
+
+
+class OrbitCompression(Metric):
+    """Orbit ratio in backbone and head space, their quotient, and class separation."""
+
+    params: OrbitParams
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        p = self.params
+        index = fixed_indices(len(ctx.data.train_x), p.samples, p.seed)
+        views = draw_orbits(ctx.data, ctx.augmentation, index, p.views, ctx.generator)
+        n, k = views.shape[:2]
+        z, h = features(ctx.arm, views.flatten(0, 1))
+        labels = ctx.data.train_y[index.to(ctx.data.train_y.device)].long()
+        return orbit_statistics(z.view(n, k, -1), h.view(n, k, -1), labels)
+
+
+def build_orbit_compression(params: OrbitParams, ctx) -> OrbitCompression:
+    """Within-orbit over total spread in backbone vs head space (compression factor)."""
+    return OrbitCompression(params)

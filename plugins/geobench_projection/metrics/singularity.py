@@ -1,0 +1,137 @@
+"""``metric_singularity``: is the pull-back metric G degenerate along augmentation orbits?
+
+P1's Prop. 5.2: an invariant head needs v^T G(z) v = 0 for v tangent to the augmentation
+orbit of z.  On the first ``samples`` samples of the current batch, two views x_v each, the
+objective's ``loss_of_h`` gives z (stacked representations), the online head h and the loss;
+G = J_h^T (d^2 L / dh^2) J_h is the Gauss-Newton part of the effective Hessian over the
+stacked representation vector.  For directions v of that space the Rayleigh quotient is
+RQ(v) = v^T G v / v^T v (``geobench.geometry.EffectiveHessian(...).gauss_newton``).
+
+Orbit directions (one per generator, all samples moving together):
+
+- exact, on datasets with an orbit structure (``orbit_manifold``): views
+  x_v = phi(g_theta_v . u) with theta_v drawn here, input tangents t = J_phi A_j (g . u) of
+  the j-th one-parameter subgroup, pushed to the representation: v = J_f(x_v) t;
+- otherwise a finite-difference (secant) direction along the augmentation: for a sample's
+  two views, v = (z_1 - z_0 on view 0's rows; z_0 - z_1 on view 1's rows).
+
+Reference directions: ``random`` isotropic Gaussians in representation space, and
+``input_random`` Gaussians in input space pushed through J_f (directions the backbone can
+actually produce).  Fields: ``tangent_rq``, ``random_rq``, ``ratio`` = tangent / random,
+``input_random_rq``, ``input_ratio`` = tangent / input_random (means of the quotients);
+``head_tangent_gain``, ``head_random_gain``, ``head_ratio``: the same with the loss-free
+pull-back J_h^T J_h (||J_h v||^2 / ||v||^2); ``exact`` (1: exact tangents, 0: secants).
+G is indefinite for normalised losses, so quotients may be negative.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from pydantic import Field
+from torch import Tensor, nn
+
+from geobench.api import Metric, MetricContext, MetricParams
+from geobench.geometry import EffectiveHessian
+from geobench_projection.metrics.common import finite_or_nan
+from geobench_projection.objectives.common import functional_copy
+
+
+class SingularityParams(MetricParams):
+    samples: int = Field(16, ge=2, description="samples of the current batch used")
+    random: int = Field(8, ge=1, description="random directions of each kind")
+    dtype: Literal["float32", "float64"] = Field("float64", description="arithmetic precision")
+
+
+def _per_view_jvp(backbone: nn.Module, xs: list[Tensor], ts: list[Tensor]) -> Tensor:
+    """Stacked J_f(x_v) t_v over views (each view a batch of its own, as in training)."""
+    return torch.cat([torch.func.jvp(backbone, (x,), (t,))[1] for x, t in zip(xs, ts)])
+
+
+def _exact_views(orbit, index: Tensor, gen: torch.Generator, device, dtype
+                 ) -> tuple[list[Tensor], list[list[Tensor]]]:
+    """Two group-action views of the samples and, per generator j, their input tangents."""
+    u = orbit.latent["train"][index.cpu()]
+    xs, tangents = [], []
+    for _ in range(2):
+        theta = (2 * torch.rand(len(u), orbit.pairs, generator=gen) - 1) * orbit.max_angle
+        moved = orbit.act(u, theta)
+        xs.append(orbit.map(moved).to(device, dtype))
+        tangents.append([torch.func.jvp(orbit.map, (moved,),
+                                        (orbit.generator_field(moved, j),))[1].to(device, dtype)
+                         for j in range(orbit.pairs)])
+    per_generator = [[tangents[v][j] for v in range(2)] for j in range(orbit.pairs)]
+    return xs, per_generator
+
+
+def _has_exact_orbits(data) -> bool:
+    orbit = data.extras.get("orbit")
+    return orbit is not None and all(
+        hasattr(orbit, a) for a in ("latent", "act", "map", "generator_field", "pairs"))
+
+
+def _quotients(op_matvec, dirs: list[Tensor]) -> float:
+    values = []
+    for v in dirs:
+        flat = v.flatten()
+        values.append(float(flat @ op_matvec(flat)) / float(flat @ flat))
+    return sum(values) / len(values)
+
+
+class MetricSingularity(Metric):
+    """Rayleigh quotients of G along orbit tangents vs random directions."""
+
+    params: SingularityParams
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        p = self.params
+        objective = ctx.arm.objective
+        if not hasattr(objective, "loss_of_h"):
+            raise TypeError(f"{type(objective).__name__} does not expose loss_of_h")
+        dtype = getattr(torch, p.dtype)
+        index = ctx.batch.index[: p.samples]
+        x = ctx.batch.x[: p.samples]
+        backbone = functional_copy(ctx.arm.backbone)
+        exact = _has_exact_orbits(ctx.data)
+        if exact:
+            xs, tangents = _exact_views(ctx.data.extras["orbit"], index, ctx.generator,
+                                        x.device, x.dtype)
+            dirs = [_per_view_jvp(backbone, xs, t) for t in tangents]
+        else:
+            xs = [ctx.augmentation(x, index, ctx.generator, view=v) for v in range(2)]
+            with torch.no_grad():
+                z0, z1 = (backbone(v) for v in xs)
+            dirs = [torch.cat((z1 - z0, z0 - z1))]
+        problem = objective.loss_of_h(ctx.arm, xs, step=ctx.step).to(dtype)
+        dirs = [d.to(problem.z.dtype) for d in dirs]
+        shape = problem.z.shape
+        randoms = [torch.randn(shape, generator=ctx.generator, dtype=torch.float64).to(
+            problem.z.device, problem.z.dtype) for _ in range(p.random)]
+        pushed = [_per_view_jvp(backbone, xs, [torch.randn(v.shape, generator=ctx.generator)
+                                               .to(v.device, v.dtype) for v in xs]
+                                ).to(problem.z.dtype) for _ in range(p.random)]
+        gn = EffectiveHessian(problem.head, problem.loss, problem.z).gauss_newton
+
+        def head_gain(v: Tensor) -> Tensor:
+            jv = torch.func.jvp(problem.head, (problem.z,), (v.view(shape),))[1]
+            return jv.flatten()
+
+        tangent, random_, input_random = (_quotients(gn.matvec, d) for d in (dirs, randoms,
+                                                                              pushed))
+        gain_t = sum(float(head_gain(v).pow(2).sum() / v.pow(2).sum()) for v in dirs) / len(dirs)
+        gain_r = sum(float(head_gain(v).pow(2).sum() / v.pow(2).sum()) for v in randoms
+                     ) / len(randoms)
+        return {"tangent_rq": tangent, "random_rq": random_,
+                "ratio": finite_or_nan(tangent / random_ if random_ else float("nan")),
+                "input_random_rq": input_random,
+                "input_ratio": finite_or_nan(tangent / input_random if input_random
+                                             else float("nan")),
+                "head_tangent_gain": gain_t, "head_random_gain": gain_r,
+                "head_ratio": finite_or_nan(gain_t / gain_r if gain_r else float("nan")),
+                "exact": float(exact)}
+
+
+def build_metric_singularity(params: SingularityParams, ctx) -> MetricSingularity:
+    """Rayleigh quotient of G along augmentation tangents vs random directions."""
+    return MetricSingularity(params)

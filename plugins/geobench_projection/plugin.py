@@ -1,0 +1,58 @@
+"""Registers P1's components: heads, SSL objectives, the collapse init and the metrics of
+projection-head geometry."""
+
+from geobench.hookspecs import hookimpl
+from geobench_projection import heads, inits
+from geobench_projection.metrics import collapse, guillotine, hessian, orbit, singularity
+from geobench_projection.objectives import dino, redundancy, stopgrad
+
+
+@hookimpl
+def register_heads(register):
+    register("identity", heads.build_identity_head, params=heads.IdentityHeadParams,
+             doc="No head: h(z) = z (optional predictor).")
+    register("linear", heads.build_linear_head, params=heads.LinearHeadParams,
+             doc="Linear head h(z) = Wz (+ b) (optional predictor).")
+    register("mlp", heads.build_mlp_head, params=heads.MLPHeadParams,
+             doc="MLP head: depth 1-4, activation, norm, optional predictor.")
+
+
+@hookimpl
+def register_objectives(register):
+    register("simsiam", stopgrad.build_simsiam, params=stopgrad.SimSiamParams,
+             doc="SimSiam: predictor vs stop-gradient projection, negative cosine.")
+    register("byol", stopgrad.build_byol, params=stopgrad.BYOLParams,
+             doc="BYOL: predictor regression onto an EMA target (cosine momentum schedule).")
+    register("vicreg", redundancy.build_vicreg, params=redundancy.VICRegParams,
+             doc="VICReg: invariance + variance + covariance terms.")
+    register("barlow_twins", redundancy.build_barlow_twins, params=redundancy.BarlowTwinsParams,
+             doc="Barlow Twins: cross-correlation to identity.")
+    register("dino", dino.build_dino, params=dino.DINOParams,
+             doc="DINO: centred, sharpened EMA teacher; cross-entropy over prototypes.")
+
+
+@hookimpl
+def register_inits(register):
+    register("collapse", inits.build_collapse, params=inits.CollapseParams,
+             doc="Start at (eps=0) or near (eps>0) collapse: f(x) = eps f0(x) + c.")
+
+
+@hookimpl
+def register_metrics(register):
+    register("effective_hessian", hessian.build_effective_hessian,
+             params=hessian.EffectiveHessianParams,
+             doc="lambda_min/max, condition, negatives of H_eff, G, K w.r.t. the representation.")
+    register("hessian_tracking", hessian.build_hessian_tracking,
+             params=hessian.HessianTrackingParams,
+             doc="effective_hessian on an every-N schedule along training.")
+    register("collapse", collapse.build_collapse_metric, params=collapse.CollapseParams,
+             doc="Effective rank and normalised std of backbone and head outputs.")
+    register("escape_step", collapse.build_escape_step, params=collapse.EscapeParams,
+             doc="First step the effective rank (or std) exceeds a threshold.")
+    register("orbit_compression", orbit.build_orbit_compression, params=orbit.OrbitParams,
+             doc="Orbit spread / total spread, backbone vs head; class separation.")
+    register("metric_singularity", singularity.build_metric_singularity,
+             params=singularity.SingularityParams,
+             doc="Rayleigh quotient of G along augmentation tangents vs random directions.")
+    register("guillotine", guillotine.build_guillotine, params=guillotine.GuillotineParams,
+             doc="Probe accuracy on backbone minus on head outputs.")
