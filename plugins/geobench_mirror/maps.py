@@ -121,8 +121,16 @@ class Hypentropy(MirrorMap):
         return torch.asinh(theta / self.lam)
 
     def grad_Q(self, u: Tensor) -> Tensor:
-        small = self.lam * torch.sinh(u.clamp(-_BIG, _BIG))
-        return torch.where(u.abs() <= _BIG, small, torch.sign(u) * _scaled_exp_half(u, self.lam))
+        # 2 sinh(a) = m + m / (m + 1) with m = expm1(a): no cancellation at small a and, on
+        # CPU, several times faster than torch.sinh; evaluated with few temporaries
+        a = u.abs()
+        m = a.clamp(max=_BIG).expm1_()
+        out = m + 1.0
+        torch.div(m, out, out=out)
+        out.add_(m).mul_(self.lam / 2.0)
+        big = a > _BIG
+        a.add_(math.log(self.lam / 2.0)).exp_()
+        return torch.where(big, a, out, out=out).copysign_(u)
 
     def Q(self, u: Tensor) -> Tensor:
         small = self.lam * torch.cosh(u.clamp(-_BIG, _BIG))
@@ -162,7 +170,7 @@ class PNorm(MirrorMap):
         return torch.sign(theta) * theta.abs().pow(self.p - 1.0)
 
     def grad_Q(self, u: Tensor) -> Tensor:
-        return torch.sign(u) * u.abs().pow(1.0 / (self.p - 1.0))
+        return u.abs().pow_(1.0 / (self.p - 1.0)).copysign_(u)
 
     def Q(self, u: Tensor) -> Tensor:
         q = self.p / (self.p - 1.0)
@@ -234,7 +242,7 @@ class ShiftedPNorm(MirrorMap):
 
     def grad_Q(self, u: Tensor) -> Tensor:
         y = u.abs() / self._c
-        return torch.sign(u) * self.lam * _pow1p_minus_one(y, 1.0 / (self.p - 1.0))
+        return _pow1p_minus_one(y, 1.0 / (self.p - 1.0)).mul_(self.lam).copysign_(u)
 
     def Q(self, u: Tensor) -> Tensor:
         q = self.p / (self.p - 1.0)
