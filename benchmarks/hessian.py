@@ -16,7 +16,8 @@ half's head outputs held constant (stop-gradient).
    product, and the one-time cost of building the retained graphs.
 
     python benchmarks/hessian.py            # B*d = 256 ... 2048, about a minute
-    python benchmarks/hessian.py --full     # B*d = 256 ... 8192 (dense up to --dense-max)
+    python benchmarks/hessian.py --full     # B*d = 256 ... 8192, dense up to --dense-max;
+                                            # about 5 minutes on one CPU thread
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def spectrum_row(batch: int, args: argparse.Namespace) -> list:
     t_lanczos, n_lanczos = time.perf_counter() - start, op.matvecs
     if size > args.dense_max:
         mb = size * size * 8 / 2**20
-        return [size, f"{t_lanczos:.2f}", n_lanczos, f"skipped ({mb:.0f} MB matrix)",
+        return [size, f"{t_lanczos:.2f}", n_lanczos, f"skipped: > --dense-max ({mb:.0f} MB)",
                 "", "", ""]
     op.matvecs = 0
     start = time.perf_counter()

@@ -190,11 +190,12 @@ class EffectiveHessian:
     Products are double backward passes through graphs built once here (Pearlmutter):
     the graphs of grad f, of J^T u (linear in a dummy u, so its derivative in u gives J v),
     of dL/dh and of grad <g, h>.  H v = d(grad f . v)/dz, G v = J^T (H_h (J v)) and
-    K v = d(grad <g, h> . v)/dz each cost one to three backward passes and no forward pass;
-    on the CPU this measured under one gradient's cost, where ``torch.func`` jvp-of-grad
-    (forward over reverse) cost 7-14 gradients.  The graphs are held while the object
-    lives.  Each operator is a ``LinearOperator`` in z's dtype and device (cast the head and
-    z to float64 for accurate spectra); parameters of an ``nn.Module`` head are held fixed.
+    K v = d(grad <g, h> . v)/dz each cost one to three backward passes and no forward pass:
+    about 0.5-4 gradients of the loss on the CPU, where ``torch.func`` jvp-of-grad (forward
+    over reverse, redone per product) cost 20-40 (``benchmarks/hessian.py``).  The graphs
+    are held while the object lives.  Each operator is a ``LinearOperator`` in z's dtype
+    and device (cast the head and z to float64 for accurate spectra); parameters of an
+    ``nn.Module`` head are held fixed.
     """
 
     def __init__(
