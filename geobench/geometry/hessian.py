@@ -34,11 +34,12 @@ def spectrum_summary(
     probes: int = 6,
     steps: int = 100,
     rtol: float | None = None,
+    atol: float = 0.0,
 ) -> dict[str, float]:
     """Extremes, condition numbers and negative part of a symmetric spectrum.
 
     ``source`` is a vector of eigenvalues, a symmetric matrix, or a ``LinearOperator``.
-    An eigenvalue counts as zero when |lambda| <= rtol * max|lambda| (default
+    An eigenvalue counts as zero when |lambda| <= max(atol, rtol * max|lambda|) (default
     rtol = size * eps(dtype), numpy's ``matrix_rank`` rule).  Fields:
 
     - ``lambda_min``, ``lambda_max``: the spectrum's ends.
@@ -62,23 +63,26 @@ def spectrum_summary(
     if isinstance(source, LinearOperator):
         before = source.matvecs
         if source.size > dense_threshold:
-            out = _lanczos_summary(source, k, tol, max_iter, seed, probes, steps, rtol)
+            out = _lanczos_summary(source, k, tol, max_iter, seed, probes, steps, rtol, atol)
             return {**out, "matvecs": float(source.matvecs - before)}
         matrix = source.dense().to(torch.float64)
-        out = _exact_summary(torch.linalg.eigvalsh((matrix + matrix.T) / 2), rtol, source.dtype)
+        eigenvalues = torch.linalg.eigvalsh((matrix + matrix.T) / 2)
+        out = _exact_summary(eigenvalues, rtol, atol, source.dtype)
         return {**out, "matvecs": float(source.matvecs - before)}
     if source.dim() == 2:
         matrix = source.to(torch.float64)
         eigenvalues = torch.linalg.eigvalsh((matrix + matrix.T) / 2)
     else:
         eigenvalues = source.to(torch.float64)
-    return {**_exact_summary(eigenvalues, rtol, source.dtype), "matvecs": 0.0}
+    return {**_exact_summary(eigenvalues, rtol, atol, source.dtype), "matvecs": 0.0}
 
 
-def _exact_summary(ev: Tensor, rtol: float | None, dtype: torch.dtype) -> dict[str, float]:
+def _exact_summary(
+    ev: Tensor, rtol: float | None, atol: float, dtype: torch.dtype
+) -> dict[str, float]:
     ev = ev.detach().flatten().sort().values.cpu()
     rtol = ev.numel() * torch.finfo(dtype).eps if rtol is None else rtol
-    zero = rtol * float(ev.abs().max())
+    zero = max(atol, rtol * float(ev.abs().max()))
     lo, hi = float(ev[0]), float(ev[-1])
     positive = ev[ev > zero]
     negative = ev[ev < -zero]
@@ -101,6 +105,7 @@ def _lanczos_summary(
     probes: int,
     steps: int,
     rtol: float | None,
+    atol: float,
 ) -> dict[str, float]:
     result = lanczos(
         op.matvec, op.size, k, "both", tol, max_iter, seed,
@@ -108,7 +113,7 @@ def _lanczos_summary(
     )
     lo, hi = float(result.eigenvalues[0]), float(result.eigenvalues[-1])
     rtol = op.size * torch.finfo(op.dtype).eps if rtol is None else rtol
-    zero = rtol * max(abs(lo), abs(hi))
+    zero = max(atol, rtol * max(abs(lo), abs(hi)))
     if lo >= -zero:
         cond_pos = hi / lo if lo > zero else math.nan
         neg_count = neg_mass = 0.0
@@ -245,7 +250,7 @@ class EffectiveHessian:
     ) -> dict[str, dict[str, float]]:
         """``spectrum_summary`` of H_eff, G and K: exact (dense eigvalsh) when B*d <=
         ``dense_threshold``, else Lanczos extremes and an SLQ estimate of the negative part;
-        ``options`` are passed on (tol, max_iter, seed, probes, steps, rtol)."""
+        ``options`` are passed on (tol, max_iter, seed, probes, steps, rtol, atol)."""
         return {
             name: spectrum_summary(op, k=k, dense_threshold=dense_threshold, **options)
             for name, op in self.operators.items()

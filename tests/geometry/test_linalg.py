@@ -131,6 +131,14 @@ def test_summary_of_eigenvalues_closed_form():
     assert got["exact"] == 1.0
 
 
+def test_summary_absolute_zero_threshold():
+    ev = torch.tensor([-2.0, -1.0, -1e-3, 0.5, 4.0], dtype=torch.float64)
+    assert spectrum_summary(ev)["neg_count"] == 3.0
+    got = spectrum_summary(ev, atol=0.6)
+    assert got["neg_count"] == 2.0 and got["neg_mass"] == pytest.approx(3.0)
+    assert got["cond_pos"] == pytest.approx(1.0)  # 0.5 counts as zero: 4 is the smallest
+
+
 def test_summary_edge_cases():
     zero = spectrum_summary(torch.zeros(4, dtype=torch.float64))
     assert math.isnan(zero["cond_abs"]) and math.isnan(zero["cond_pos"])
