@@ -239,6 +239,9 @@ def lanczos_eigs(
 ) -> Tensor:
     """The k smallest / largest / both-end eigenvalues (ascending) by ``lanczos``.
 
+    ``matvec`` receives flat vectors of ``dtype`` on ``device`` (``LinearOperator.matvec``
+    casts them to the operator's own dtype).
+
     Warns (``RuntimeWarning``) when ``max_iter`` was reached before convergence; the values
     returned are then the current Ritz values.
     """
