@@ -37,7 +37,8 @@ class Entry:
     def param_rows(self) -> list[dict[str, str]]:
         rows = []
         for fname, finfo in self.params.model_fields.items():
-            default = "required" if finfo.is_required() else repr(finfo.get_default())
+            default = ("required" if finfo.is_required()
+                       else repr(finfo.get_default(call_default_factory=True)))
             rows.append(
                 {"name": fname, "type": _type_name(finfo.annotation), "default": default,
                  "doc": finfo.description or ""}

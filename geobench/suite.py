@@ -9,6 +9,7 @@ import copy
 import hashlib
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,14 +87,49 @@ def load_suite(path: str | Path) -> LoadedSuite:
     return loaded
 
 
-def deep_merge(base: Any, over: Any) -> Any:
-    """``over`` merged into a copy of ``base``; mappings merge key by key, the rest replaces."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for key, value in over.items():
-            out[key] = deep_merge(base.get(key), value) if key in base else copy.deepcopy(value)
-        return out
-    return copy.deepcopy(over)
+Accepts = Callable[[str, str], "set[str] | None"]
+
+
+def deep_merge(base: Any, over: Any, accepts: Accepts | None = None, _key: str = "") -> Any:
+    """``over`` merged into a copy of ``base``; mappings merge key by key, the rest replaces.
+
+    Where a run-spec component (``data``, ``head``, ...) changes its ``name``, the inherited
+    params are kept only if the new component accepts them (``accepts(kind, name)``), so
+    ``{objective: {name: nscl}}`` over ``{name: cl, tau: 0.2}`` keeps ``tau`` while
+    ``{augment: {name: simclr}}`` over ``{name: gaussian_noise, sigma: 0.1}`` drops ``sigma``.
+    """
+    if not (isinstance(base, dict) and isinstance(over, dict)):
+        return copy.deepcopy(over)
+    if accepts is not None and _key in COMPONENT_KINDS and "name" in over \
+            and over["name"] != base.get("name"):
+        allowed = accepts(COMPONENT_KINDS[_key], over["name"])
+        if allowed is not None:
+            base = {k: v for k, v in base.items() if k in allowed}
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+    return out
+
+
+def merge_run(base: dict[str, Any], over: dict[str, Any], accepts: Accepts) -> dict[str, Any]:
+    """Merge a partial run spec ``over`` into ``base`` (component-aware, see deep_merge)."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = deep_merge(base.get(key), value, accepts, key) if key in base \
+            else copy.deepcopy(value)
+    return out
+
+
+def assign(spec: dict[str, Any], key: str, value: Any, accepts: Accepts) -> None:
+    """Set the dotted ``key`` of a run spec to a grid value; a mapping given for a whole
+    component, or a new ``<component>.name``, merges as in ``merge_run``."""
+    head, _, rest = key.partition(".")
+    if head in COMPONENT_KINDS and rest in ("", "name") and isinstance(spec.get(head), dict):
+        over = value if rest == "" else {"name": value}
+        if isinstance(over, dict):
+            spec[head] = deep_merge(spec[head], over, accepts, head)
+            return
+    set_dotted(spec, key, value)
 
 
 def set_dotted(doc: dict[str, Any], key: str, value: Any) -> None:
@@ -143,6 +179,16 @@ def _origin(path: tuple[Any, ...], assigned: list[tuple[str, Loc]], sources: lis
         if depth == len(path):
             break
     return best[1]
+
+
+def _accepts(registry: Registry) -> Accepts:
+    def accepts(kind: str, name: str) -> set[str] | None:
+        try:
+            return set(registry.get(kind, name).params.model_fields) | {"name"}
+        except RegistryError:
+            return None
+
+    return accepts
 
 
 def _seed_list(seeds: int | list[int]) -> list[int]:
@@ -213,10 +259,11 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke") -> l
                                          f"profiles: {', '.join(names) or 'none'}")
     prof = suite.profiles.get(profile)
     ploc: Loc = ("profiles", profile)
-    base = deep_merge(suite.base, prof.base) if prof else copy.deepcopy(suite.base)
+    accepts = _accepts(registry)
+    base = merge_run(suite.base, prof.base, accepts) if prof else copy.deepcopy(suite.base)
     arm_names = list(suite.arms) or [SINGLE_ARM]
-    arm_over = {a: deep_merge(suite.arms.get(a, {}), prof.arms.get(a, {}) if prof else {})
-                for a in arm_names}
+    arm_over = {a: merge_run(suite.arms.get(a, {}), prof.arms.get(a, {}) if prof else {},
+                             accepts) for a in arm_names}
     grid = [(("grid", k), k, v) for k, v in suite.grid.items() if not (prof and k in prof.grid)]
     grid += [(ploc + ("grid", k), k, v) for k, v in (prof.grid.items() if prof else [])]
     use_prof_zip = prof is not None and prof.zip is not None
@@ -248,28 +295,23 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke") -> l
         if any(all(varied.get(k, get_dotted(base, k)) == v for k, v in ex.items())
                for ex in exclude):
             continue
-        run_base = copy.deepcopy(base)
-        overrides = copy.deepcopy(arm_over)
-        for key, value, _ in assignment:
-            if key.startswith("arms."):
-                arm, _, rest = key[len("arms."):].partition(".")
-                set_dotted(overrides[arm], rest, value)
-            else:
-                set_dotted(run_base, key, value)
         arms, versions = {}, {"geobench": geobench.__version__}
         for arm in arm_names:
-            assigned = [(k[len(f"arms.{arm}."):] if k.startswith("arms.") else k, loc)
-                        for k, _, loc in assignment
-                        if not k.startswith("arms.") or k.startswith(f"arms.{arm}.")]
+            spec = merge_run(base, arm_over[arm], accepts)
+            mine = f"arms.{arm}."
+            assigned = [(k.removeprefix(mine), v, loc) for k, v, loc in assignment
+                        if not k.startswith("arms.") or k.startswith(mine)]
+            for key, value, _ in assigned:
+                assign(spec, key, value, accepts)
             sources = [_Source((ploc + ("arms", arm)), prof.arms.get(arm, {}) if prof else {}),
                        _Source(("arms", arm), suite.arms.get(arm, {})),
                        _Source(ploc + ("base",), prof.base if prof else {}),
                        _Source(("base",), suite.base)]
 
             def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
-                return loaded.fail(_origin(path, _a, _s), message)
+                return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
 
-            arms[arm], used = _resolve_arm(registry, deep_merge(run_base, overrides[arm]), fail)
+            arms[arm], used = _resolve_arm(registry, spec, fail)
             versions.update(used)
         first = arms[arm_names[0]]
         for arm in arm_names[1:]:

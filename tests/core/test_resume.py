@@ -73,4 +73,6 @@ def test_killed_run_resumes_exactly_the_missing_cells(tmp_path):
     assert lb.returncode == 0, lb.stderr
     text = (tmp_path / "lb.md").read_text()
     assert "- cells: 8 (8 complete)" in text
-    assert "(n=" not in text and "—" not in text.split("| column")[0]
+    table = [line for line in text.split("| column")[0].splitlines() if line.startswith("|")]
+    assert len(table) == 2 + len(LRS)  # header, rule, one row per learning rate
+    assert not any("(n=" in line or "—" in line or "†" in line for line in table)

@@ -2,6 +2,7 @@
 
 import pytest
 
+from geobench.cli import main
 from tests.conftest import run_cli
 from tests.core.suite_text import small_suite
 
@@ -9,29 +10,35 @@ GOOD = small_suite()
 
 
 @pytest.mark.parametrize("bad,expected", [
-    (GOOD.replace("LRS", "x").replace("  optimizer.lr: [0.05, 0.1]",
-                                      "  optimizer.lr: [0.05, 0.1\n"),
-     "bad.yaml:19: invalid YAML"),
+    (GOOD.replace("[0.05, 0.1]", "[0.05, 0.1"),
+     "bad.yaml:16: invalid YAML: expected ',' or ']'"),
     (GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgdd, lr: 0.1}"),
-     "bad.yaml:9: base.optimizer.name: 'sgdd' is not a registered optimizer "
+     "bad.yaml:10: base.optimizer.name: 'sgdd' is not a registered optimizer "
      "(did you mean 'sgd'?)"),
     (GOOD.replace("optimizer.lr: [0.05, 0.1]", "backbone.activation: [relu, gelu, gleu]"),
-     "bad.yaml:16: grid.backbone.activation[2]: 'gleu' is not an allowed activation "
+     "bad.yaml:15: grid.backbone.activation[2]: 'gleu' is not an allowed activation "
      "(did you mean 'gelu'?)"),
     (GOOD.replace("depth: 2, width: 16", "depth: 2, widht: 16"),
-     "bad.yaml:6: base.backbone.widht: unknown field 'widht' (did you mean 'width'?)"),
+     "bad.yaml:7: base.backbone.widht: unknown field 'widht' (did you mean 'width'?)"),
     (GOOD.replace("optimizer.lr: [0.05, 0.1]", "optimiser.lr: [0.05, 0.1]"),
-     "bad.yaml:16: grid.optimiser.lr: 'optimiser.lr' is not a run-spec key "
+     "bad.yaml:15: grid.optimiser.lr: 'optimiser.lr' is not a run-spec key "
      "(did you mean 'optimizer'?)"),
     (GOOD.replace("train: {steps: 20, device: cpu}", "train: {steps: twenty, device: cpu}"),
-     "bad.yaml:11: base.train.steps: "),
+     "bad.yaml:11: base.train.steps: Input should be a valid integer"),
 ])
-def test_malformed_suite_is_one_line_exit_2_nothing_stored(tmp_path, bad, expected):
+def test_malformed_suite_is_one_line_exit_2_nothing_stored(tmp_path, monkeypatch, capsys,
+                                                         bad, expected):
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.yaml").write_text(bad)
-    out = run_cli(["run", "bad.yaml", "--store", "db.sqlite"], tmp_path)
-    assert out.returncode == 2
-    lines = out.stderr.strip().splitlines()
-    lines = [ln for ln in lines if not ln.startswith("warning: plugin")]
-    assert len(lines) == 1 and lines[0].startswith(expected), out.stderr
-    assert "Traceback" not in out.stderr
+    assert main(["run", "bad.yaml", "--store", "db.sqlite"]) == 2
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("warning: plugin")]
+    assert len(lines) == 1 and lines[0].startswith(expected), err
     assert not (tmp_path / "db.sqlite").exists()
+
+
+def test_error_from_the_command_line_has_no_traceback(tmp_path):
+    (tmp_path / "bad.yaml").write_text(GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgd, lr: 0.1, momentum: x}"))
+    out = run_cli(["validate", "bad.yaml"], tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith("bad.yaml:10: base.optimizer.momentum: ")
