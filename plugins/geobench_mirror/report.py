@@ -42,7 +42,7 @@ def collect(suite_path: str, profile: str, store_path: str):
         if row is None or row["status"] != "complete":
             continue
         edges = _edges(cell.arms) if edges is None else edges
-        panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items() if k != "seed") or "all"
+        panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items() if k != "seed") or "all cells"
         for arm in cell.arms:
             prefix = "" if arm == SINGLE_ARM else f"{arm}/"
             bins = [row["metrics"].get(f"{prefix}{KEY}.bin_{i}") for i in range(len(edges) - 1)]
