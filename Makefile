@@ -3,7 +3,7 @@
 VENV ?= .venv
 STAMP := $(VENV)/.geobench-installed
 
-.PHONY: demo test lint
+.PHONY: demo test test-slow lint
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
@@ -16,6 +16,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q
+
+test-slow: $(STAMP)
+	$(VENV)/bin/pytest -q -m slow
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

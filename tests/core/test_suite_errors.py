@@ -38,7 +38,8 @@ def test_malformed_suite_is_one_line_exit_2_nothing_stored(tmp_path, monkeypatch
 
 
 def test_error_from_the_command_line_has_no_traceback(tmp_path):
-    (tmp_path / "bad.yaml").write_text(GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgd, lr: 0.1, momentum: x}"))
+    bad = GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgd, lr: 0.1, momentum: x}")
+    (tmp_path / "bad.yaml").write_text(bad)
     out = run_cli(["validate", "bad.yaml"], tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("bad.yaml:10: base.optimizer.momentum: ")
