@@ -27,7 +27,8 @@ class Balance(Metric):
     with ΔQ_l = Q_l(now) − Q_l(first evaluation, normally step 0):
     ``drift`` = max_{l,k} |ΔQ_l − ΔQ_k| = max_l ΔQ_l − min_l ΔQ_l (0 under exact flow);
     ``rel_drift`` = drift / max_l |ΔQ_l| (drift relative to how far the potentials moved;
-    NaN before they move).
+    NaN before they move).  Both are NaN when the metric was not evaluated at step 0
+    (give it an ``every``).
     """
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
@@ -37,6 +38,8 @@ class Balance(Metric):
                 for _, p, m in arm_maps(ctx)
             ]
         out = {f"q_{i}": q for i, q in enumerate(qs)}
+        if "q_0" not in ctx.history and ctx.step > 0:
+            return {**out, "drift": math.nan, "rel_drift": math.nan}
         first = [ctx.history.get(f"q_{i}", [(ctx.step, q)])[0][1] for i, q in enumerate(qs)]
         delta = [q - q0 for q, q0 in zip(qs, first, strict=True)]
         drift = max(delta) - min(delta)

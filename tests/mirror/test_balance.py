@@ -70,3 +70,9 @@ def test_first_evaluation_has_zero_drift_and_per_layer_maps():
     assert out["q_0"] == pytest.approx(np.sqrt(w0**2 + LAM**2).sum(), rel=1e-12)
     assert out["q_1"] == pytest.approx((w1**2).sum() / 2, rel=1e-12)
     assert out["drift"] == 0.0 and np.isnan(out["rel_drift"])
+
+
+def test_drift_needs_an_evaluation_at_step_zero():
+    arm, data = make_arm([4, 8, 1]), teacher_data()
+    out = Balance(MetricParams())(context(arm, data, SPEC, step=50))
+    assert np.isnan(out["drift"]) and np.isnan(out["rel_drift"]) and out["q_0"] > 0
