@@ -77,11 +77,16 @@ class LeaderboardMetric(Strict):
     fmt: str = ".4g"
 
 
+class PlotSpec(Strict):
+    key: str = Field(description="series to plot: <metric>.<field>")
+    logy: bool = Field(False, description="logarithmic y axis")
+
+
 class LeaderboardSpec(Strict):
     rows: list[str] | None = None
     columns: str | None = None
     metrics: list[LeaderboardMetric] = Field(default_factory=list)
-    plots: list[str] = Field(default_factory=list)
+    plots: list[str | PlotSpec] = Field(default_factory=list)
 
 
 class Suite(Strict):

@@ -42,6 +42,10 @@ def _lookup_keys(cell: Cell, arm: str | None, key: str) -> list[str]:
 
 
 def _stat(values: list[float], stat: str) -> float:
+    """``stat`` of a run's series, NaN entries (not measurable at that step) left out."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return math.nan
     return {"first": values[0], "last": values[-1], "min": min(values), "max": max(values),
             "mean": sum(values) / len(values)}[stat]
 
@@ -127,9 +131,9 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path) -> s
     md = _header(loaded, cells, stored, statuses)
     md += tabulate(table, headers=headers, tablefmt="github") + "\n"
     md += _legend(spec.metrics)
+    out.parent.mkdir(parents=True, exist_ok=True)
     plots = _plots(loaded, cells, store, out)
     md += "".join(f"\n![{key}]({name})\n" for key, name in plots)
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(md)
     return md
 
@@ -189,20 +193,24 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
 
     rows = [r for r in _row_keys(loaded, cells) if r != "arm"]
     made = []
-    for key in spec.plots:
+    for plot in spec.plots:
+        key, logy = (plot, False) if isinstance(plot, str) else (plot.key, plot.logy)
         curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         by_id = {c.id: c for c in cells}
         for cell_id, arm, _metric, step, value in store.series(list(by_id), key):
             cell = by_id[cell_id]
             label = ", ".join(f"{r}={_value_of(cell, r)}" for r in rows) or "run"
             label += "" if arm == SINGLE_ARM else f" [{arm}]"
-            curves[label][step].append(value)
+            if not math.isnan(value):
+                curves[label][step].append(value)
         if not curves:
             continue
         fig, ax = plt.subplots(figsize=(7, 4.2))
         for label, points in sorted(curves.items()):
             steps = sorted(points)
             ax.plot(steps, [statistics.fmean(points[s]) for s in steps], label=label, lw=1.4)
+        if logy:
+            ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel(key)
         ax.set_title(f"{loaded.suite.name}: {key} (mean over seeds)")

@@ -7,6 +7,7 @@ leaves either the whole cell or nothing; rerunning completes exactly the missing
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ class Store:
                for r in rows}
         for cell, key, value in self._select("SELECT cell, key, value FROM finals "
                                              "WHERE cell IN ({})", [], list(out)):
-            out[cell]["metrics"][key] = value
+            out[cell]["metrics"][key] = math.nan if value is None else value
         return out
 
     def series(self, ids: list[str], metric: str | None = None
@@ -92,7 +93,8 @@ class Store:
             marks = ",".join("?" * len(chunk))
             args = [*params, *chunk] + ([metric] if metric is not None else [])
             rows += self.db.execute(query.format(marks) + " ORDER BY step", args).fetchall()
-        return rows
+        # SQLite stores NaN as NULL: read it back as NaN
+        return [(*r[:4], math.nan if r[4] is None else r[4]) for r in rows]
 
     def _select(self, query: str, params: list[Any], ids: list[str]) -> list[tuple]:
         rows: list[tuple] = []

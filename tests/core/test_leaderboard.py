@@ -1,0 +1,51 @@
+"""Leaderboard aggregation against hand-computed statistics of known stored values."""
+
+import math
+import statistics
+
+from geobench.engine import CellResult
+from geobench.leaderboard import render
+from geobench.plugins import registry
+from geobench.store import Store
+from geobench.suite import expand, load_suite
+from tests.core.suite_text import small_suite
+
+
+def _table(md: str) -> list[list[str]]:
+    lines = [ln for ln in md.split("| column")[0].splitlines() if ln.startswith("|")]
+    return [[c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:]]
+
+
+def test_aggregation_missing_diverged_and_best(tmp_path):
+    text = small_suite(lrs=(0.1, 0.2, 0.3)).replace(
+        "  plots: [loss.train]", "  plots: [loss.train, {key: nccc.accuracy, logy: true}]")
+    text = text.replace("- {key: loss.train, label: final loss, better: lower}",
+                        "- {key: loss.train, label: first loss, stat: first, better: lower}")
+    (tmp_path / "s.yaml").write_text(text)
+    loaded = load_suite(tmp_path / "s.yaml")
+    cells = expand(loaded, registry())
+    by = {(c.varied["optimizer.lr"], c.seed): c for c in cells}
+    store = Store(tmp_path / "db.sqlite")
+    acc = {(0.1, 0): 0.5, (0.1, 1): 0.7, (0.2, 0): 0.9}  # (0.2, 1) missing
+    for key, value in acc.items():
+        series = [("main", "loss.train", 0, 2.0 + value), ("main", "loss.train", 5, 1.0),
+                  ("main", "nccc.accuracy", 0, math.nan), ("main", "nccc.accuracy", 20, value)]
+        store.write(by[key], CellResult(by[key].id, "complete", series=series,
+                                        finals={"nccc.accuracy": value, "loss.train": 1.0}),
+                    {"git_sha": "abc", "torch": "2.x"})
+    for seed in (0, 1):  # lr 0.3 diverged in both seeds
+        store.write(by[(0.3, seed)], CellResult(by[(0.3, seed)].id, "diverged",
+                                                error="non-finite loss at step 3"), {})
+    md = render(loaded, cells, store, tmp_path / "lb" / "s.md")
+    rows = {row[0]: row[1:] for row in _table(md)}
+
+    mean, std = statistics.fmean([0.5, 0.7]), statistics.stdev([0.5, 0.7])
+    assert rows["0.1"][0] == f"{mean:.4g} ± {std:.4g}"
+    assert rows["0.2"][0] == "**0.9 (n=1/2)**"  # best of the column, one seed missing
+    assert rows["0.3"][0] == "— †2"
+    first = statistics.fmean([2.5, 2.7])
+    assert rows["0.1"][1] == f"**{first:.4g} ± {statistics.stdev([2.5, 2.7]):.4g}**"
+    assert "- cells: 6 (3 complete, 2 diverged, 1 missing)" in md
+    assert (tmp_path / "lb" / "s_loss.train.png").exists()
+    assert (tmp_path / "lb" / "s_nccc.accuracy.png").exists()
+    assert "![nccc.accuracy](s_nccc.accuracy.png)" in md
