@@ -80,3 +80,32 @@ def test_exact_collapse_is_constant_but_trainable():
     loss.backward()
     last = arm.backbone[-1]
     assert float(last.weight.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("spec", [
+    {"name": "mlp", "depth": 2, "width": 16, "out_dim": 8},
+    {"name": "mlp", "depth": 2, "width": 16},
+    {"name": "resnet_tiny", "widths": [4, 8, 8, 8]},
+    {"name": "vit_tiny_cpu", "depth": 1, "dim": 16, "heads": 2},
+])
+def test_collapse_on_registered_backbones(spec):
+    from geobench.plugins import load_registry
+
+    reg = load_registry()
+    data = reg.build("datasets", {"name": "digits", "size": 8, "channels": 3, "n_train": 40,
+                                  "n_test": 20, "reference_size": 8},
+                     BuildContext(0, torch.device("cpu")))
+    ctx = BuildContext(seed=5, device=torch.device("cpu"), data=data)
+    torch.manual_seed(0)
+    backbone = reg.build("backbones", spec, ctx)
+    ctx.feature_dim = backbone.feature_dim
+    head = heads.build_mlp_head(heads.MLPHeadParams(depth=2, hidden=8, out=4,
+                                                    predictor=heads.PredictorParams()), ctx)
+    arm = Arm(backbone, head, stopgrad.build_simsiam(stopgrad.SimSiamParams(), ctx)).eval()
+    f0 = copy.deepcopy(arm.backbone)
+    inits.build_collapse(inits.CollapseParams(eps=0.05), ctx)(arm, data)
+    x = data.train_x[:6]
+    c = torch.randn(backbone.feature_dim, generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        torch.testing.assert_close(arm.backbone.eval()(x), 0.05 * f0(x) + c,
+                                   rtol=1e-4, atol=1e-5)

@@ -127,3 +127,23 @@ def test_metric_singularity_secants_without_orbit_structure(sigma):
     out = MetricSingularity(SingularityParams(samples=6, random=2))(ctx)
     assert out["exact"] == 0.0
     assert all(math.isfinite(v) for v in out.values())
+
+
+class Attention(nn.Module):
+    """Self-attention over 3 tokens of width 2 (fused CPU attention kernels have no
+    forward-mode derivative; the metric must still push tangents through)."""
+
+    feature_dim = 6
+
+    def forward(self, x):
+        t = x.view(-1, 3, 2)
+        return torch.nn.functional.scaled_dot_product_attention(t, t, t).flatten(1)
+
+
+def test_metric_singularity_through_attention():
+    data = orbit_data()
+    arm = _arm(nuisance_gain=0.5)
+    arm.backbone = Attention()
+    out = MetricSingularity(SingularityParams(samples=6, random=2))(
+        metric_context(arm.eval(), data, [data.train_x[:6]] * 2))
+    assert out["exact"] == 1.0 and all(math.isfinite(v) for v in out.values())

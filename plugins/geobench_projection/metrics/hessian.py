@@ -41,7 +41,7 @@ OPERATORS = (("", "full"), ("G_", "gauss_newton"), ("K_", "interaction"))
 class EffectiveHessianParams(MetricParams):
     samples: int | None = Field(16, ge=2, description="rows of each view used (None: the batch)")
     k: int = Field(1, ge=1, description="extreme eigenvalues per end resolved by Lanczos")
-    dense_threshold: int = Field(2048, ge=1, description="exact eigvalsh up to this size")
+    dense_threshold: int = Field(2048, ge=0, description="exact eigvalsh up to this size")
     tol: float = Field(1e-6, gt=0, description="Lanczos relative residual tolerance")
     max_iter: int | None = Field(None, ge=1, description="Lanczos steps cap (None: 300)")
     probes: int = Field(6, ge=1, description="SLQ probes for the negative count / mass")

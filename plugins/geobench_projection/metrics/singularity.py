@@ -17,11 +17,12 @@ Orbit directions (one per generator, all samples moving together):
 
 Reference directions: ``random`` isotropic Gaussians in representation space, and
 ``input_random`` Gaussians in input space pushed through J_f (directions the backbone can
-actually produce).  Fields: ``tangent_rq``, ``random_rq``, ``ratio`` = tangent / random,
-``input_random_rq``, ``input_ratio`` = tangent / input_random (means of the quotients);
-``head_tangent_gain``, ``head_random_gain``, ``head_ratio``: the same with the loss-free
-pull-back J_h^T J_h (||J_h v||^2 / ||v||^2); ``exact`` (1: exact tangents, 0: secants).
-G is indefinite for normalised losses, so quotients may be negative.
+actually produce).  G is indefinite for normalised losses, so quotients may be negative:
+``tangent_rq``, ``random_rq``, ``input_random_rq`` are signed means of the quotients, and
+``ratio`` = mean |RQ(tangent)| / mean |RQ(random)|, ``input_ratio`` the same against
+``input_random`` (0: G is exactly singular along the orbit).  ``head_tangent_gain``,
+``head_random_gain``, ``head_ratio``: the same with the loss-free pull-back J_h^T J_h
+(||J_h v||^2 / ||v||^2).  ``exact``: 1 with exact tangents, 0 with secants.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Literal
 import torch
 from pydantic import Field
 from torch import Tensor, nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from geobench.api import Metric, MetricContext, MetricParams
 from geobench.geometry import EffectiveHessian
@@ -44,9 +46,16 @@ class SingularityParams(MetricParams):
     dtype: Literal["float32", "float64"] = Field("float64", description="arithmetic precision")
 
 
+def _jvp(fn, x: Tensor, t: Tensor) -> Tensor:
+    """J_fn(x) t by forward-mode AD; attention runs on its plain math kernel, as fused CPU
+    attention kernels have no forward-mode derivative."""
+    with sdpa_kernel([SDPBackend.MATH]):
+        return torch.func.jvp(fn, (x,), (t,))[1]
+
+
 def _per_view_jvp(backbone: nn.Module, xs: list[Tensor], ts: list[Tensor]) -> Tensor:
     """Stacked J_f(x_v) t_v over views (each view a batch of its own, as in training)."""
-    return torch.cat([torch.func.jvp(backbone, (x,), (t,))[1] for x, t in zip(xs, ts)])
+    return torch.cat([_jvp(backbone, x, t) for x, t in zip(xs, ts)])
 
 
 def _exact_views(orbit, index: Tensor, gen: torch.Generator, device, dtype
@@ -58,8 +67,7 @@ def _exact_views(orbit, index: Tensor, gen: torch.Generator, device, dtype
         theta = (2 * torch.rand(len(u), orbit.pairs, generator=gen) - 1) * orbit.max_angle
         moved = orbit.act(u, theta)
         xs.append(orbit.map(moved).to(device, dtype))
-        tangents.append([torch.func.jvp(orbit.map, (moved,),
-                                        (orbit.generator_field(moved, j),))[1].to(device, dtype)
+        tangents.append([_jvp(orbit.map, moved, orbit.generator_field(moved, j)).to(device, dtype)
                          for j in range(orbit.pairs)])
     per_generator = [[tangents[v][j] for v in range(2)] for j in range(orbit.pairs)]
     return xs, per_generator
@@ -71,12 +79,23 @@ def _has_exact_orbits(data) -> bool:
         hasattr(orbit, a) for a in ("latent", "act", "map", "generator_field", "pairs"))
 
 
-def _quotients(op_matvec, dirs: list[Tensor]) -> float:
+def _quotients(op_matvec, dirs: list[Tensor]) -> list[float]:
+    """v^T A v / v^T v for each direction v."""
     values = []
     for v in dirs:
         flat = v.flatten()
         values.append(float(flat @ op_matvec(flat)) / float(flat @ flat))
+    return values
+
+
+def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
+
+
+def _abs_ratio(a: list[float], b: list[float]) -> float:
+    """mean |a| / mean |b| (NaN when the reference is 0)."""
+    den = _mean([abs(v) for v in b])
+    return finite_or_nan(_mean([abs(v) for v in a]) / den if den else float("nan"))
 
 
 class MetricSingularity(Metric):
@@ -114,22 +133,18 @@ class MetricSingularity(Metric):
         gn = EffectiveHessian(problem.head, problem.loss, problem.z).gauss_newton
 
         def head_gain(v: Tensor) -> Tensor:
-            jv = torch.func.jvp(problem.head, (problem.z,), (v.view(shape),))[1]
-            return jv.flatten()
+            return _jvp(problem.head, problem.z, v.view(shape)).flatten()
 
         tangent, random_, input_random = (_quotients(gn.matvec, d) for d in (dirs, randoms,
                                                                               pushed))
-        gain_t = sum(float(head_gain(v).pow(2).sum() / v.pow(2).sum()) for v in dirs) / len(dirs)
-        gain_r = sum(float(head_gain(v).pow(2).sum() / v.pow(2).sum()) for v in randoms
-                     ) / len(randoms)
-        return {"tangent_rq": tangent, "random_rq": random_,
-                "ratio": finite_or_nan(tangent / random_ if random_ else float("nan")),
-                "input_random_rq": input_random,
-                "input_ratio": finite_or_nan(tangent / input_random if input_random
-                                             else float("nan")),
-                "head_tangent_gain": gain_t, "head_random_gain": gain_r,
-                "head_ratio": finite_or_nan(gain_t / gain_r if gain_r else float("nan")),
-                "exact": float(exact)}
+        gain_t = [float(head_gain(v).pow(2).sum() / v.pow(2).sum()) for v in dirs]
+        gain_r = [float(head_gain(v).pow(2).sum() / v.pow(2).sum()) for v in randoms]
+        return {"tangent_rq": _mean(tangent), "random_rq": _mean(random_),
+                "ratio": _abs_ratio(tangent, random_),
+                "input_random_rq": _mean(input_random),
+                "input_ratio": _abs_ratio(tangent, input_random),
+                "head_tangent_gain": _mean(gain_t), "head_random_gain": _mean(gain_r),
+                "head_ratio": _abs_ratio(gain_t, gain_r), "exact": float(exact)}
 
 
 def build_metric_singularity(params: SingularityParams, ctx) -> MetricSingularity:
