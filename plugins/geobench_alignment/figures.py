@@ -138,7 +138,7 @@ def render(suite_path: str, profile: str, store_path: str, out: Path) -> list[Pa
         series = store.series(list(finals), METRIC)
     finally:
         store.close()
-    point = ", ".join(f"{k}={v}" for k, v in ref.items())
+    point = ", ".join(f"{k}={v.strip(chr(39))}" for k, v in ref.items())
     first = next(iter(pairs(cells)))
     figures = {
         "cka_training": (curve_points(cells, series, ref), "step", point, False),
@@ -155,6 +155,9 @@ def render(suite_path: str, profile: str, store_path: str, out: Path) -> list[Pa
         _draw(ax, lines, xlabel, title, bars)
         if suffix in ("cka_vs_classes", "cka_vs_batch"):
             ax.set_xscale("log", base=2)
+            xs = sorted({x for points in lines.values() for x in points})
+            ax.set_xticks(xs, [str(x) for x in xs])
+            ax.minorticks_off()
         fig.tight_layout()
         path = out / f"{loaded.suite.name}_{suffix}.png"
         fig.savefig(path, dpi=110)
