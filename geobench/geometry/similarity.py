@@ -202,9 +202,9 @@ def rsa(X: Tensor, Y: Tensor, rdm: str = "correlation", compare: str = "pearson"
     """
     if compare not in ("pearson", "spearman"):
         raise ValueError(f"unknown compare {compare!r}; expected pearson or spearman")
-    n = X.shape[0]
-    iu = torch.triu_indices(n, n, offset=1)
-    a, b = _rdm(X, rdm)[iu[0], iu[1]], _rdm(Y, rdm)[iu[0], iu[1]]
+    dx, dy = _rdm(X, rdm), _rdm(Y, rdm)
+    iu = torch.triu_indices(dx.shape[0], dx.shape[0], offset=1, device=dx.device)
+    a, b = dx[iu[0], iu[1]], dy[iu[0], iu[1]]
     if compare == "spearman":
         a, b = _average_ranks(a), _average_ranks(b)
     return _pearson(a, b)

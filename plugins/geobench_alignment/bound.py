@@ -109,7 +109,7 @@ class AlignmentBound(Metric):
         sa, sb = similarity_matrix(za), similarity_matrix(zb)
         n = sa.shape[0]
         centred = sa - sa.mean(0, keepdim=True) - sa.mean(1, keepdim=True) + sa.mean()
-        off = sa[~torch.eye(n, dtype=torch.bool)]
+        off = sa[~torch.eye(n, dtype=torch.bool, device=sa.device)]
         off = off - off.mean()
         tau = self._tau(ctx)
         log_d = _NAN if tau is None else log_theorem1_bound(
