@@ -27,7 +27,7 @@ import torch
 import yaml
 from tabulate import tabulate
 
-from geobench.api import Arm, BuildContext, MetricContext
+from geobench.api import Arm, BuildContext, MetricContext, Objective
 from geobench.loader import batches
 from geobench.plugins import registry
 from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams
@@ -95,7 +95,8 @@ def build_arm(args: argparse.Namespace) -> tuple[Arm, Any, Any]:
     ctx.feature_dim = backbone.feature_dim
     head = reg.build("heads", args.head, ctx)
     ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
-    objective = reg.build("objectives", args.objective or {"name": "vicreg"}, ctx)
+    objective = (reg.build("objectives", args.objective, ctx) if args.objective is not None
+                 else Objective())
     arm = Arm(backbone, head, objective).to(device)
     if args.init is not None:
         reg.build("inits", args.init, ctx)(arm, data)

@@ -91,3 +91,9 @@ def test_analyze_errors_are_one_line(tmp_path, trained, capsys):
     args = _args(path)
     args[args.index("--backbone") + 1] = json.dumps(bad)
     assert main(args) == 2
+
+
+def test_analyze_without_objective_reports_orbits_only(trained, capsys):
+    assert main(_args(trained[0])) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out and all(key.startswith("orbit_compression.") for key in out)
