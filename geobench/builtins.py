@@ -11,6 +11,7 @@ from geobench.metrics import (
     Knn,
     KnnParams,
     LinearProbe,
+    LinearProbeParams,
     Nccc,
     ReadoutParams,
 )
@@ -29,7 +30,7 @@ def register_executors(register):
 
 @hookimpl
 def register_metrics(register):
-    register("linear_probe", lambda p, ctx: LinearProbe(p), params=ReadoutParams,
+    register("linear_probe", lambda p, ctx: LinearProbe(p), params=LinearProbeParams,
              doc="Linear-probe test accuracy on backbone or head features.")
     register("knn", lambda p, ctx: Knn(p), params=KnnParams,
              doc="k-NN (cosine) test accuracy on backbone or head features.")

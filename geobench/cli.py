@@ -6,7 +6,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
+import yaml
 from tabulate import tabulate
 
 from geobench.hookspecs import KINDS
@@ -19,6 +21,9 @@ DEFAULT_STORE = "results/geobench.sqlite"
 def _suite_args(p: argparse.ArgumentParser, store: bool = True) -> None:
     p.add_argument("suite", help="path of the suite YAML file")
     p.add_argument("--profile", default="smoke", help="profile to expand (default: smoke)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a run-spec key in every cell (YAML value), e.g. "
+                        "--set train.steps=200; repeatable")
     if store:
         p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
 
@@ -45,6 +50,7 @@ def parser() -> argparse.ArgumentParser:
     for flag, kind, text in EXECUTOR_FLAGS:
         run.add_argument(flag, type=kind, help=text)
     run.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
+    run.add_argument("--max-cells", type=int, help="run at most this many of the missing cells")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
     run.add_argument("--out", help="leaderboard path (default leaderboards/<suite>.md)")
@@ -75,7 +81,20 @@ def _cells(args):
     from geobench.suite import expand, load_suite
 
     loaded = load_suite(args.suite)
-    return loaded, expand(loaded, registry(), args.profile)
+    return loaded, expand(loaded, registry(), args.profile, _overrides(args.set))
+
+
+def _overrides(pairs: list[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SuiteError(f"--set {pair}: expected KEY=VALUE, e.g. train.steps=200")
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise SuiteError(f"--set {pair}: the value is not valid YAML") from None
+    return out
 
 
 def _out_path(args, loaded) -> Path:
@@ -91,7 +110,7 @@ def cmd_run(args) -> int:
     options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                for flag, _, _ in EXECUTOR_FLAGS}
     summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
-                        args.rerun, args.quiet)
+                        args.rerun, args.quiet, _overrides(args.set), args.max_cells)
     ran = sum(summary.statuses.values())
     counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none run"
     print(f"{len(summary.cells)} cells: {summary.skipped} already stored, {ran} run ({counts})")

@@ -80,6 +80,8 @@ class LeaderboardMetric(Strict):
 class PlotSpec(Strict):
     key: str = Field(description="series to plot: <metric>.<field>")
     logy: bool = Field(False, description="logarithmic y axis")
+    where: dict[str, Any] = Field(default_factory=dict,
+                                  description="plot only cells with these config values")
 
 
 class LeaderboardSpec(Strict):

@@ -12,7 +12,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from geobench.config import LeaderboardMetric
+from geobench.config import LeaderboardMetric, PlotSpec
 from geobench.store import Store
 from geobench.suite import SINGLE_ARM, Cell, LoadedSuite, get_dotted
 
@@ -194,9 +194,11 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
     rows = [r for r in _row_keys(loaded, cells) if r != "arm"]
     made = []
     for plot in spec.plots:
-        key, logy = (plot, False) if isinstance(plot, str) else (plot.key, plot.logy)
+        plot = PlotSpec(key=plot) if isinstance(plot, str) else plot
+        key = plot.key
         curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-        by_id = {c.id: c for c in cells}
+        by_id = {c.id: c for c in cells
+                 if all(_value_of(c, k) == v for k, v in plot.where.items())}
         for cell_id, arm, _metric, step, value in store.series(list(by_id), key):
             cell = by_id[cell_id]
             label = ", ".join(f"{r}={_value_of(cell, r)}" for r in rows) or "run"
@@ -209,7 +211,7 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
         for label, points in sorted(curves.items()):
             steps = sorted(points)
             ax.plot(steps, [statistics.fmean(points[s]) for s in steps], label=label, lw=1.4)
-        if logy:
+        if plot.logy:
             ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel(key)

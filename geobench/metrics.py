@@ -38,11 +38,15 @@ class _Readout(Metric):
         return {"accuracy": self.score(xtr, ytr, xte, yte)}
 
 
+class LinearProbeParams(ReadoutParams):
+    max_iter: int = Field(200, ge=1, description="L-BFGS iterations of the probe's fit")
+
+
 class LinearProbe(_Readout):
     """Linear-probe test accuracy (multinomial logistic regression, L-BFGS)."""
 
     def score(self, xtr, ytr, xte, yte):
-        return linear_probe_accuracy(xtr, ytr, xte, yte)
+        return linear_probe_accuracy(xtr, ytr, xte, yte, max_iter=self.params.max_iter)
 
 
 class KnnParams(ReadoutParams):

@@ -100,16 +100,19 @@ def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
 
 def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geobench.sqlite",
               executor: str | None = None, options: dict[str, Any] | None = None,
-              rerun: bool = False, quiet: bool = False) -> RunSummary:
-    """Validate and expand the suite, then run every cell the store does not hold yet."""
+              rerun: bool = False, quiet: bool = False,
+              overrides: dict[str, Any] | None = None, max_cells: int | None = None
+              ) -> RunSummary:
+    """Validate and expand the suite, then run every cell the store does not hold yet
+    (at most ``max_cells`` of them)."""
     reg = registry()
     loaded = load_suite(path)
-    cells = expand(loaded, reg, profile)
+    cells = expand(loaded, reg, profile, overrides)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
     store = Store(store_path)
     try:
         done = set() if rerun else store.done_ids([c.id for c in cells])
-        todo = [c for c in cells if c.id not in done]
+        todo = [c for c in cells if c.id not in done][:max_cells]
         summary = RunSummary(cells, skipped=len(done))
         progress = _Progress(len(cells), len(done), quiet)
         try:

@@ -64,6 +64,8 @@ class LoadedSuite:
 
 
 def format_loc(loc: Loc) -> str:
+    if loc and loc[0] == "--set":
+        return " ".join(str(p) for p in loc)
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -250,8 +252,13 @@ def cell_id(payload: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke") -> list[Cell]:
-    """All cells of the suite under ``profile``, validated and resolved."""
+def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
+           overrides: dict[str, Any] | None = None) -> list[Cell]:
+    """All cells of the suite under ``profile``, validated and resolved.
+
+    ``overrides`` (dotted key -> value, the command line's ``--set``) apply to every cell
+    after the grid, as single-valued axes.
+    """
     suite = loaded.suite
     if profile not in suite.profiles and profile != "smoke":
         names = list(suite.profiles)
@@ -287,6 +294,10 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke") -> l
         n = lengths.pop()
         axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
                      for i in range(n)])
+
+    for key, value in (overrides or {}).items():
+        _check_key(loaded, ("--set", key), key, suite.arms)
+        axes.append([[(key, value, ("--set", key))]])
 
     cells: list[Cell] = []
     for combo in itertools.product(*axes):

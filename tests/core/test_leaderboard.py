@@ -17,8 +17,9 @@ def _table(md: str) -> list[list[str]]:
 
 
 def test_aggregation_missing_diverged_and_best(tmp_path):
-    text = small_suite(lrs=(0.1, 0.2, 0.3)).replace(
-        "  plots: [loss.train]", "  plots: [loss.train, {key: nccc.accuracy, logy: true}]")
+    plots = "[loss.train, {key: nccc.accuracy, logy: true, where: {optimizer.lr: 0.1}}]"
+    text = small_suite(lrs=(0.1, 0.2, 0.3)).replace("  plots: [loss.train]",
+                                                     f"  plots: {plots}")
     text = text.replace("- {key: loss.train, label: final loss, better: lower}",
                         "- {key: loss.train, label: first loss, stat: first, better: lower}")
     (tmp_path / "s.yaml").write_text(text)
