@@ -2,6 +2,7 @@ import dataclasses
 import math
 
 import pytest
+import torch
 
 from geobench.engine import run_cell
 from geobench.plugins import registry
@@ -71,3 +72,35 @@ def test_global_rng_untouched_by_metric_schedule(tmp_path):
     results = [run_cell(cells[0]), run_cell(same_seed)]
     losses = [[v for _, m, _, v in r.series if m == "loss.train"] for r in results]
     assert losses[0] == losses[1]
+
+
+def _losses(result) -> list[float]:
+    return [v for _, m, _, v in result.series if m == "loss.train"]
+
+
+@pytest.mark.slow
+def test_fast_path_options_train_on_cpu(tmp_path):
+    """bf16 autocast and torch.compile (with its eager fallback) train to finite, falling
+    losses; fp32 metrics stay comparable."""
+    text = small_suite(steps=40, lrs=(0.1,)).replace(
+        "device: cpu}", "device: cpu, precision: bf16, compile: true, channels_last: true}")
+    (tmp_path / "fast.yaml").write_text(text)
+    result = run_cell(expand(load_suite(tmp_path / "fast.yaml"), registry())[0])
+    assert result.status == "complete", result.traceback
+    losses = _losses(result)
+    assert all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_run_matches_cpu(tmp_path):
+    (tmp_path / "cpu.yaml").write_text(small_suite(steps=20, lrs=(0.1,)))
+    (tmp_path / "gpu.yaml").write_text(small_suite(steps=20, lrs=(0.1,))
+                                       .replace("device: cpu", "device: cuda"))
+    cpu = expand(load_suite(tmp_path / "cpu.yaml"), registry())[0]
+    gpu = dataclasses.replace(expand(load_suite(tmp_path / "gpu.yaml"), registry())[0],
+                              id=cpu.id)  # same seed
+    a, b = run_cell(cpu), run_cell(gpu)
+    assert b.status == "complete" and b.device.startswith("cuda")
+    assert a.batch_digest == b.batch_digest
+    assert _losses(a) == pytest.approx(_losses(b), rel=1e-3, abs=1e-4)

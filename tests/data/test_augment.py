@@ -158,6 +158,7 @@ def test_default_simclr_draws_are_in_range() -> None:
     assert math.isclose(augmentation({"name": "simclr"}).jitter[0], 0.8)
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_views_identical_on_cpu_and_cuda() -> None:
     x = images(32, size=32)

@@ -206,6 +206,7 @@ def test_plain_callable_head_and_dropout_refusal():
                          mse_loss(B, M), representation())
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_operators_match_cpu():
     head = make_head("gelu", True).train()

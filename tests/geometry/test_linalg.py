@@ -171,6 +171,7 @@ def test_summary_lanczos_path_of_definite_operator_is_exact_in_negative_part():
     assert np.isclose(got["cond_abs"], got["cond_pos"])
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_lanczos_on_cuda_matches_cpu(known):
     _, a = known

@@ -140,6 +140,7 @@ def test_loading_a_state_dict_of_another_map_fails():
         other.load_state_dict(opt.state_dict())
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_runs_on_cuda_like_on_cpu():
     cpu = model(dtype=torch.float64)
