@@ -21,6 +21,7 @@ inits          ``Init``: ``init(arm, data)`` modifies the freshly built arm in p
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
@@ -126,12 +127,17 @@ class Arm(nn.Module):
 
 
 class Objective(nn.Module):
-    """A training loss. ``n_views`` augmented views of the batch are passed in ``views``."""
+    """A training loss. ``n_views`` augmented views of the batch are passed in ``views``.
+
+    The base class itself is the "no objective" of an arm that is only measured.
+    """
 
     n_views: ClassVar[int] = 2
 
     def forward(self, arm: Arm, batch: Batch, views: list[Tensor]) -> Tensor:
-        raise NotImplementedError
+        """The scalar loss of ``arm`` on the batch."""
+        raise TypeError(f"{type(self).__name__} defines no loss: an objective implements "
+                        "forward(arm, batch, views)")
 
     def setup(self, arm: Arm) -> None:
         """Called once after the arm is built and initialised, before the optimizer exists
@@ -179,7 +185,7 @@ class MetricContext:
     lrs: list[float] = field(default_factory=list)
 
 
-class Metric:
+class Metric(abc.ABC):
     """A measurement: ``metric(ctx) -> {field: value}`` (finite floats or NaN)."""
 
     cross_arm: ClassVar[bool] = False
@@ -191,8 +197,9 @@ class Metric:
     def every(self) -> int | None:
         return self.params.every
 
+    @abc.abstractmethod
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
-        raise NotImplementedError
+        """The metric's fields at ``ctx.step``."""
 
 
 class Init(Protocol):

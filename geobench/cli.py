@@ -150,6 +150,10 @@ def cmd_show(args) -> int:
           f"{', '.join(cells[0].arms) if cells else '-'}")
     rows = [[c.id] + [c.varied.get(k, "") for k in varied] for c in cells]
     print(tabulate(rows, headers=["cell"] + varied, tablefmt="github"))
+    if args.profile != "smoke":
+        from geobench.estimate import gpu_hours
+
+        print(gpu_hours(cells))
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from typing import Literal
 
 import torch
@@ -27,8 +28,9 @@ class ReadoutParams(MetricParams):
 class _Readout(Metric):
     """Fit on (up to ``max_train``) training features, score on the held-out split."""
 
+    @abc.abstractmethod
     def score(self, xtr: Tensor, ytr: Tensor, xte: Tensor, yte: Tensor) -> float:
-        raise NotImplementedError
+        """Accuracy on (xte, yte) of a read-out fitted on (xtr, ytr)."""
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         n = min(self.params.max_train, len(ctx.data.train_x))
