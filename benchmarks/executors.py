@@ -7,7 +7,6 @@ workers, each into a fresh store; prints the speed-up of each over ``local``.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +41,6 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=150)
     ap.add_argument("--no-ray", action="store_true")
     args = ap.parse_args()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     with tempfile.TemporaryDirectory() as tmp:
         suite = Path(tmp) / "suite.yaml"
         suite.write_text(SUITE.format(steps=args.steps))
