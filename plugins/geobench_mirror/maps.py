@@ -12,6 +12,7 @@ docs/mirror_flow.md for a complete third-party map registered from its own packa
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import ClassVar
 
@@ -22,27 +23,27 @@ _BIG = 20.0  # above |u| = 20, sinh(u) and cosh(u) equal e^{|u|}/2 to float64 pr
 _SERIES = 1e-3  # below x = 1e-3, (1+x)^a - 1 - a x is summed as a binomial series
 
 
-class MirrorMap:
+class MirrorMap(abc.ABC):
     """A separable, strictly convex potential R and its convex conjugate Q = R*."""
 
     name: ClassVar[str] = "mirror_map"
     alpha: float | None = None
 
+    @abc.abstractmethod
     def R(self, theta: Tensor) -> Tensor:
         """Potential R(θ), elementwise."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def grad_R(self, theta: Tensor) -> Tensor:
         """∇R(θ): primal -> dual, elementwise."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def grad_Q(self, u: Tensor) -> Tensor:
         """∇Q(u) = (∇R)^{-1}(u): dual -> primal, elementwise."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def Q(self, u: Tensor) -> Tensor:
         """Convex conjugate Q(u) = sup_θ θu − R(θ), elementwise."""
-        raise NotImplementedError
 
     def horizon(self, theta: Tensor) -> Tensor:
         """Closed-form horizon φ_α(θ) of the whole tensor (a scalar)."""

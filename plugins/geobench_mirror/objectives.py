@@ -10,6 +10,7 @@ Multiclass (output (N, C), C ≥ 2): labels in 0..C−1.
 
 from __future__ import annotations
 
+import abc
 from typing import ClassVar
 
 import torch
@@ -55,11 +56,12 @@ def exponential_loss(out: Tensor, labels: Tensor) -> Tensor:
     return terms.sum(dim=1).mean()
 
 
-class _OutputLoss(Objective):
+class _OutputLoss(Objective, abc.ABC):
     n_views: ClassVar[int] = 0
 
+    @abc.abstractmethod
     def loss(self, out: Tensor, labels: Tensor) -> Tensor:
-        raise NotImplementedError
+        """The loss of the network outputs ``out`` against ``labels``."""
 
     def forward(self, arm: Arm, batch: Batch, views: list[Tensor]) -> Tensor:
         return self.loss(arm.embed(batch.x), batch.y)
