@@ -3,6 +3,7 @@ side-effect-free training-mode forward pass."""
 
 from __future__ import annotations
 
+import abc
 import copy
 import math
 from collections.abc import Callable, Iterator
@@ -124,13 +125,13 @@ def target_head(head: nn.Module) -> nn.Module:
     return out
 
 
-class SSLObjective(Objective):
+class SSLObjective(Objective, abc.ABC):
     """An objective whose loss can be written as a function of the online head outputs."""
 
+    @abc.abstractmethod
     def loss_of_h(self, arm: Arm, views: list[Tensor], step: int = 0) -> HeadLoss:
         """The batch's loss as a function of the online head outputs (see ``HeadLoss``);
         ``step`` is the training step (for schedules inside the loss, e.g. DINO's)."""
-        raise NotImplementedError
 
     def representations(self, arm: Arm, views: list[Tensor]) -> list[Tensor]:
         """Backbone representations of the online views, as the training pass sees them."""

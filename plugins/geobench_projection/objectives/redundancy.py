@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import abc
+
 import torch
 from pydantic import Field
 from torch import Tensor
@@ -34,8 +36,9 @@ class _Symmetric(SSLObjective):
 
     n_views = 2
 
+    @abc.abstractmethod
     def pair_loss(self, h1: Tensor, h2: Tensor) -> Tensor:
-        raise NotImplementedError
+        """The loss of the two views' head outputs."""
 
     def forward(self, arm: Arm, batch: Batch, views: list[Tensor]) -> Tensor:
         h1, h2 = (arm.embed(v) for v in views[:2])
