@@ -38,7 +38,7 @@ base:
 
 def hand_loop(cell) -> float:
     """The same training written by hand: seconds per step."""
-    reg, spec, seed = registry(), cell.arms["main"], cell.rng_seed
+    reg, spec, seed = registry(), cell.arms["main"], cell.trial_seed
     torch.manual_seed(seed)
     data = reg.build("datasets", spec["data"], BuildContext(seed, torch.device("cpu")))
     torch.manual_seed(seed)

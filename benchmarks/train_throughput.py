@@ -56,7 +56,7 @@ def _sync(device: str) -> None:
 
 def plain_loop(cell, device: str) -> float:
     """Seconds per step of the same SimCLR step written directly in torch."""
-    reg, spec, seed = registry(), cell.arms["main"], cell.rng_seed
+    reg, spec, seed = registry(), cell.arms["main"], cell.trial_seed
     dev = torch.device(device)
     data = reg.build("datasets", spec["data"], BuildContext(seed, torch.device("cpu"))).to(dev)
     ctx = BuildContext(seed, dev, data)

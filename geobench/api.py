@@ -24,7 +24,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -149,11 +149,17 @@ class Objective(nn.Module):
 
 @dataclass
 class BuildContext:
-    """What a factory may need to know about the run being built."""
+    """What a factory may need to know about the run being built.
+
+    ``seed`` is the seed of the component's own random stream (``geobench.streams``):
+    ``data`` for a dataset, ``init/<component>`` for a model part, ``metric/<id>`` for a
+    metric; ``trial_seed`` is the cell's trial seed, from which every stream derives.
+    """
 
     seed: int
     device: torch.device
     data: Data | None = None
+    trial_seed: int = 0
     feature_dim: int | None = None
     embed_dim: int | None = None
     model: nn.Module | None = None
@@ -167,6 +173,9 @@ class MetricContext:
     For a per-arm metric ``arm`` is the arm measured.  For a cross-arm metric
     (``Metric.cross_arm``) ``arm`` is compared against ``reference`` (the suite's first arm).
     ``history`` holds this arm's earlier values of this metric: field -> [(step, value)].
+    ``seed`` is the metric instance's own stream (the same at every step: fixed sample
+    sets), ``generator`` its stream at this step (fresh draws); both are the same for every
+    arm, so arms are measured on the same draws.
     """
 
     step: int
@@ -179,10 +188,24 @@ class MetricContext:
     augmentation: Augmentation
     generator: torch.Generator
     spec: dict[str, Any]
+    seed: int = 0
     reference_name: str | None = None
     reference: Arm | None = None
     history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     lrs: list[float] = field(default_factory=list)
+
+
+Direction = Literal["higher", "lower", "diagnostic"]
+
+
+@dataclass(frozen=True)
+class FieldDoc:
+    """What one field of a metric measures: a description, its unit ("" when
+    dimensionless) and which way is better (``diagnostic``: neither)."""
+
+    description: str
+    unit: str = ""
+    direction: Direction = "diagnostic"
 
 
 class Metric(abc.ABC):

@@ -6,6 +6,10 @@ from geobench.executors.ray_cluster import RayParams, build_ray
 from geobench.executors.slurm import SlurmParams, build_slurm
 from geobench.hookspecs import hookimpl
 from geobench.metrics import (
+    EVAL_LOSS_FIELDS,
+    KNN_FIELDS,
+    LINEAR_PROBE_FIELDS,
+    NCCC_FIELDS,
     EvalLoss,
     EvalLossParams,
     Knn,
@@ -31,10 +35,12 @@ def register_executors(register):
 @hookimpl
 def register_metrics(register):
     register("linear_probe", lambda p, ctx: LinearProbe(p), params=LinearProbeParams,
-             doc="Linear-probe test accuracy on backbone or head features.")
+             doc="Linear-probe test accuracy on backbone or head features.",
+             fields=LINEAR_PROBE_FIELDS)
     register("knn", lambda p, ctx: Knn(p), params=KnnParams,
-             doc="k-NN (cosine) test accuracy on backbone or head features.")
+             doc="k-NN (cosine) test accuracy on backbone or head features.", fields=KNN_FIELDS)
     register("nccc", lambda p, ctx: Nccc(p), params=ReadoutParams,
-             doc="Nearest class-centre test accuracy on backbone or head features.")
+             doc="Nearest class-centre test accuracy on backbone or head features.",
+             fields=NCCC_FIELDS)
     register("eval_loss", lambda p, ctx: EvalLoss(p), params=EvalLossParams,
-             doc="The objective on held-out batches.")
+             doc="The objective on held-out batches.", fields=EVAL_LOSS_FIELDS)

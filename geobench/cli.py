@@ -1,4 +1,4 @@
-"""``geobench run | list | show | validate | results | leaderboard | analyze``."""
+"""``geobench run | list | show | validate | results | leaderboard | claims | analyze``."""
 
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--max-cells", type=int, help="run at most this many of the missing cells")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
-    run.add_argument("--out", help="leaderboard path (default leaderboards/<suite>.md)")
+    run.add_argument("--out", help="leaderboard path (default: leaderboards/<suite>.md in the "
+                                   "store's folder)")
     lst = sub.add_parser("list", help="registered components with params and origin")
     lst.add_argument("kind", nargs="?", help=f"one of: {', '.join(KINDS)}")
     lst.add_argument("--json", action="store_true")
@@ -66,7 +67,11 @@ def parser() -> argparse.ArgumentParser:
     res.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
     lb = sub.add_parser("leaderboard", help="publish a suite's leaderboard from the store")
     _suite_args(lb)
-    lb.add_argument("--out", help="markdown path (default leaderboards/<suite>.md)")
+    lb.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
+                                  "(default: leaderboards/<suite>.md in the store's folder)")
+    cl = sub.add_parser("claims", help="the suite's claims with effect, 95%% CI and verdict")
+    _suite_args(cl)
+    cl.add_argument("--json", action="store_true", help="JSON lines, one object per claim")
     col = sub.add_parser("collect", help="store results that slurm array tasks have written")
     _suite_args(col)
     col.add_argument("--folder", help="the jobs' folder (default: the suite's, else "
@@ -98,10 +103,11 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 def _out_path(args, loaded) -> Path:
+    """``--out``, else ``leaderboards/<suite>[_<profile>].md`` beside the store."""
     if getattr(args, "out", None):
         return Path(args.out)
     suffix = "" if args.profile == "smoke" else f"_{args.profile}"
-    return Path("leaderboards") / f"{loaded.suite.name}{suffix}.md"
+    return Path(args.store).parent / "leaderboards" / f"{loaded.suite.name}{suffix}.md"
 
 
 def cmd_run(args) -> int:
@@ -131,7 +137,8 @@ def cmd_list(args) -> int:
     if args.json:
         for e in entries:
             print(json.dumps({"kind": e.kind, "name": e.name, "doc": e.doc, "origin": e.origin,
-                              "version": e.version, "params": e.param_rows()}))
+                              "version": e.version, "params": e.param_rows(),
+                              "fields": {k: vars(d) for k, d in e.fields.items()}}))
         return 0
     for kind in kinds:
         print(f"{kind}:")
@@ -140,6 +147,9 @@ def cmd_list(args) -> int:
             for p in e.param_rows():
                 print(f"      {p['name']}: {p['type']} = {p['default']}"
                       + (f"  — {p['doc']}" if p["doc"] else ""))
+            for name, d in e.fields.items():
+                unit = f" [{d.unit}]" if d.unit else ""
+                print(f"      -> {name}{unit} ({d.direction}): {d.description}")
     return 0
 
 
@@ -173,7 +183,7 @@ def cmd_results(args) -> int:
     rows = []
     for cell in cells:
         row = stored.get(cell.id)
-        obj = {"cell": cell.id, "config": cell.config(),
+        obj = {"cell": cell.id, "trial_seed": cell.trial_seed, "config": cell.config(),
                "status": row["status"] if row else "missing",
                "error": row["error"] if row else None,
                "metrics": row["metrics"] if row else {}}
@@ -189,16 +199,39 @@ def cmd_results(args) -> int:
 
 def cmd_leaderboard(args) -> int:
     from geobench.leaderboard import render
+    from geobench.plugins import registry
     from geobench.store import Store
 
     loaded, cells = _cells(args)
     out = _out_path(args, loaded)
     store = Store(args.store)
     try:
-        render(loaded, cells, store, out)
+        render(loaded, cells, store, out, registry())
     finally:
         store.close()
     print(f"wrote {out}")
+    return 0
+
+
+def cmd_claims(args) -> int:
+    from geobench.claims import claims_table, evaluate
+    from geobench.store import Store
+    from geobench.values import StoredValues
+
+    loaded, cells = _cells(args)
+    if not loaded.suite.claims:
+        print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
+        return 0
+    store = Store(args.store)
+    try:
+        verdicts = evaluate(loaded, cells, StoredValues(store, cells))
+    finally:
+        store.close()
+    if args.json:
+        for v in verdicts:
+            print(json.dumps(v.as_json()))
+    else:
+        print(claims_table(verdicts), end="")
     return 0
 
 
@@ -226,7 +259,8 @@ def cmd_collect(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
-            "results": cmd_results, "leaderboard": cmd_leaderboard, "collect": cmd_collect}
+            "results": cmd_results, "leaderboard": cmd_leaderboard, "claims": cmd_claims,
+            "collect": cmd_collect}
 
 
 def main(argv: list[str] | None = None) -> int:

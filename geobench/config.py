@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 ComponentSpec = dict[str, Any]  # {name: <registered name>, **params}
 COMPONENT_KINDS = {
@@ -17,6 +17,23 @@ COMPONENT_KINDS = {
     "init": "inits",
 }
 SHARED_ACROSS_ARMS = ("data", "augment", "train")
+
+
+def _trial_seeds(seeds: int | list[int]) -> int | list[int]:
+    allowed = "a count N >= 1 (seeds 0..N-1) or a list of distinct integers >= 0"
+    if isinstance(seeds, int) and seeds < 1:
+        raise ValueError(f"{seeds} trial seeds: seeds is {allowed}")
+    if isinstance(seeds, list):
+        if not seeds or min(seeds) < 0:
+            raise ValueError(f"seeds {seeds}: seeds is {allowed}")
+        dup = next((s for s in seeds if seeds.count(s) > 1), None)
+        if dup is not None:
+            raise ValueError(f"trial seed {dup} appears twice; seeds is {allowed}")
+    return seeds
+
+
+Seeds = Annotated[int | list[int], AfterValidator(_trial_seeds)]
+"""Trial seeds: a count N (seeds 0..N-1) or a list of distinct non-negative integers."""
 
 
 class Strict(BaseModel):
@@ -65,7 +82,7 @@ class Profile(Strict):
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     zip: list[dict[str, list[Any]]] | None = None
     exclude: list[dict[str, Any]] | None = None
-    seeds: int | list[int] | None = None
+    seeds: Seeds | None = None
 
 
 class LeaderboardMetric(Strict):
@@ -73,7 +90,6 @@ class LeaderboardMetric(Strict):
     label: str | None = None
     stat: Literal["last", "first", "min", "max", "mean"] = "last"
     agg: Literal["mean", "median"] = "mean"
-    better: Literal["higher", "lower"] | None = None
     fmt: str = ".4g"
 
 
@@ -91,6 +107,67 @@ class LeaderboardSpec(Strict):
     plots: list[str | PlotSpec] = Field(default_factory=list)
 
 
+class Compare(Strict):
+    """The paired form: ``{key, a, b}`` pairs cells that differ only in ``key`` (a grid
+    key); ``{arm: [a, b]}`` pairs two arms of the same cell."""
+
+    key: str | None = Field(None, description="the grid key whose values a and b are compared")
+    a: Any = None
+    b: Any = None
+    arm: list[str] | None = Field(None, min_length=2, max_length=2,
+                                  description="two arms of the same cell: [a, b]")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Compare:
+        if (self.key is None) == (self.arm is None):
+            raise ValueError("give either 'key' with 'a' and 'b', or 'arm: [a, b]'")
+        if self.key is not None and (self.a is None or self.b is None):
+            raise ValueError("'key' needs both 'a' and 'b'")
+        return self
+
+
+class Claim(Strict):
+    """A paper's claim tested on a suite's cells (docs/claims.md)."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
+    statement: str
+    metric: str = Field(description="<metric>.<field> or <arm>/<metric>.<field>")
+    stat: Literal["last", "first", "min", "max", "mean"] = "last"
+    where: dict[str, Any] = Field(default_factory=dict,
+                                  description="config values the cells must have (arm: A)")
+    compare: Compare | None = None
+    expect: str = Field(pattern=r"^\s*(a\s*[<>]\s*b|[<>]\s*[-+0-9.eE]+)\s*$",
+                        description="'a < b' or 'a > b' (paired), '< c' or '> c' (one-sample)")
+    scale: Literal["linear", "log"] = "linear"
+    margin: float = Field(0.0, ge=0.0, allow_inf_nan=False,
+                          description="the effect must clear this margin")
+    ci: Literal["t", "bootstrap"] = Field("t", description="95% interval: Student-t or "
+                                                           "bootstrap percentile")
+
+    @model_validator(mode="after")
+    def _form(self) -> Claim:
+        paired = "a" in self.expect
+        if paired and self.compare is None:
+            raise ValueError(f"expect {self.expect!r} compares a and b: give 'compare'")
+        if not paired and self.compare is not None:
+            raise ValueError(f"expect {self.expect!r} is one-sample: leave out 'compare' "
+                             "or write 'a < b' / 'a > b'")
+        if not paired and self.scale == "log" and self.threshold <= 0:
+            raise ValueError("scale: log needs a positive threshold c")
+        return self
+
+    @property
+    def expects_greater(self) -> bool:
+        return ">" in self.expect
+
+    @property
+    def threshold(self) -> float:
+        """c of a one-sample claim (0 for a paired one)."""
+        text = self.expect.strip()
+        return 0.0 if "a" in text else float(text[1:])
+
+
 class Suite(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
@@ -99,9 +176,10 @@ class Suite(Strict):
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     zip: list[dict[str, list[Any]]] = Field(default_factory=list)
     exclude: list[dict[str, Any]] = Field(default_factory=list)
-    seeds: int | list[int] = 1
+    seeds: Seeds = 1
     profiles: dict[str, Profile] = Field(default_factory=dict)
     leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
+    claims: list[Claim] = Field(default_factory=list)
     executor: ComponentSpec | None = Field(
         None, description="default executor of the suite, e.g. {name: ray, num_gpus: 1}")
 
@@ -109,4 +187,8 @@ class Suite(Strict):
     def _arms(self) -> Suite:
         if len(self.arms) == 1:
             raise ValueError("'arms' needs two or more arms (leave it out for a single arm)")
+        ids = [c.id for c in self.claims]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise ValueError(f"claim id {dup!r} appears twice; claim ids are unique")
         return self

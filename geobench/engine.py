@@ -1,8 +1,11 @@
 """Training loop: one or more arms in lockstep, metric callbacks on their schedules.
 
-Lockstep means shared randomness: every arm is built after re-seeding torch with the
-cell's seed (so arms of the same architecture start from identical weights, which is
-asserted), and every step all arms see the same batch and the same augmented views.
+Every random draw comes from the cell's trial seed through named streams
+(``geobench.streams``): each component is built with the global RNG on its own stream
+``init/<component>``, so arms (and cells) of one trial seed with the same architecture start
+from identical weights (asserted for arms); all arms see the same batches (``data/order``)
+and views (``augment/<step>``); each metric instance draws from ``metric/<id>/<step>`` and
+leaves training's RNG (``train``) untouched.
 """
 
 from __future__ import annotations
@@ -23,6 +26,16 @@ from geobench.api import Arm, BuildContext, Data, Metric, MetricContext
 from geobench.loader import batch_hash, batches, steps_per_epoch
 from geobench.plugins import registry as default_registry
 from geobench.registry import Registry
+from geobench.streams import (
+    DATA,
+    ORDER,
+    TRAIN,
+    augment_stream,
+    generator,
+    global_rng,
+    metric_stream,
+    stream_seed,
+)
 from geobench.suite import SINGLE_ARM, Cell
 
 Progress = Callable[[int, int, float], None]
@@ -103,16 +116,21 @@ def _same_weights(a: nn.Module, b: nn.Module) -> bool:
 class _ArmRun:
     """One arm with its optimizer, learning-rate schedule and metrics."""
 
-    def __init__(self, name: str, spec: dict[str, Any], reg: Registry, seed: int,
+    def __init__(self, name: str, spec: dict[str, Any], reg: Registry, trial_seed: int,
                  device: torch.device, data: Data, total: int) -> None:
         self.name, self.spec = name, spec
-        torch.manual_seed(seed)
-        ctx = BuildContext(seed=seed, device=device, data=data, spec=spec)
-        backbone = reg.build("backbones", spec["backbone"], ctx)
+
+        def build(kind: str, key: str, comp: dict[str, Any], ctx: BuildContext) -> Any:
+            ctx.seed = stream_seed(trial_seed, f"init/{key}")
+            with global_rng(ctx.seed):
+                return reg.build(kind, comp, ctx)
+
+        ctx = BuildContext(seed=0, device=device, data=data, spec=spec, trial_seed=trial_seed)
+        backbone = build("backbones", "backbone", spec["backbone"], ctx)
         ctx.feature_dim = backbone.feature_dim
-        head = reg.build("heads", spec["head"], ctx)
+        head = build("heads", "head", spec["head"], ctx)
         ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
-        objective = reg.build("objectives", spec["objective"], ctx)
+        objective = build("objectives", "objective", spec["objective"], ctx)
         self.arm = Arm(backbone, head, objective).to(device)
         train = spec["train"]
         if train["channels_last"]:
@@ -121,17 +139,22 @@ class _ArmRun:
         self.device_type = device.type
         self.loss_fn = _compiled(self._loss) if train["compile"] else self._loss
         if spec["init"] is not None:
-            reg.build("inits", spec["init"], ctx)(self.arm, data)
+            init = build("inits", "init", spec["init"], ctx)
+            with global_rng(ctx.seed):
+                init(self.arm, data)
         objective.setup(self.arm)
         ctx.model = self.arm
-        self.optimizer = reg.build("optimizers", spec["optimizer"], ctx)
+        self.optimizer = build("optimizers", "optimizer", spec["optimizer"], ctx)
         for group in self.optimizer.param_groups:
             group["lr"] = scaled_lr(group["lr"], spec["train"], data.batch_size)
         self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
         self.metrics: list[tuple[str, Metric, set[int]]] = []
         for m in spec["metrics"]:
-            metric = reg.build("metrics", m, ctx)
-            self.metrics.append((m["name"], metric, schedule(metric.every, total)))
+            ctx.seed = stream_seed(trial_seed, metric_stream(m["id"]))
+            params = {k: v for k, v in m.items() if k != "id"}
+            with global_rng(ctx.seed):
+                metric = reg.build("metrics", params, ctx)
+            self.metrics.append((m["id"], metric, schedule(metric.every, total)))
         self.lrs: list[float] = []
 
     def _loss(self, batch, views) -> torch.Tensor:
@@ -169,34 +192,36 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
 
 
 def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult) -> None:
-    seed = cell.rng_seed
+    trial = cell.trial_seed
     first = next(iter(cell.arms.values()))
     device = resolve_device(first["train"]["device"])
     result.device = str(device)
-    torch.manual_seed(seed)
-    data = reg.build("datasets", first["data"], BuildContext(seed, torch.device("cpu"),
-                                                             spec=first)).to(device)
-    augment = reg.build("augmentations", first["augment"],
-                        BuildContext(seed, device, data, spec=first))
+    data_seed = stream_seed(trial, DATA)
+    with global_rng(data_seed):
+        data = reg.build("datasets", first["data"], BuildContext(
+            data_seed, torch.device("cpu"), spec=first, trial_seed=trial)).to(device)
+    augment = reg.build("augmentations", first["augment"], BuildContext(
+        stream_seed(trial, "augment"), device, data, spec=first, trial_seed=trial))
     total = total_steps(first["train"], data)
-    runs = [_ArmRun(name, spec, reg, seed, device, data, total)
+    runs = [_ArmRun(name, spec, reg, trial, device, data, total)
             for name, spec in cell.arms.items()]
     _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
-    view_gen = torch.Generator().manual_seed(seed + 1)
     channels_last = first["train"]["channels_last"]
     history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = {}
     pending: list[torch.Tensor] = []
     log_every = max(1, total // 200)
     digest = []
-    for batch in batches(data, seed, total + 1):
+    torch.manual_seed(stream_seed(trial, TRAIN))
+    for batch in batches(data, stream_seed(trial, ORDER), total + 1):
         step = batch.step
+        view_gen = generator(trial, augment_stream(step))
         views = [augment(batch.x, batch.index, view_gen, view=v) for v in range(n_views)]
         if channels_last:
             views = [v.contiguous(memory_format=torch.channels_last) if v.dim() == 4 else v
                      for v in views]
         digest.append(batch_hash(batch))
-        _run_metrics(runs, step, total, data, batch, views, augment, seed, history, result)
+        _run_metrics(runs, step, total, data, batch, views, augment, trial, history, result)
         if step == total:
             break
         pending.append(torch.stack([r.step(batch, views, step, total) for r in runs]))
@@ -246,42 +271,41 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total) -> bo
     return False
 
 
-def _run_metrics(runs, step, total, data, batch, views, augment, seed, history, result) -> None:
-    due = [(run, name, metric) for run in runs for name, metric, steps in run.metrics
+def _run_metrics(runs, step, total, data, batch, views, augment, trial, history, result
+                 ) -> None:
+    """Evaluate the metrics due at ``step``; each instance draws from its own stream
+    ``metric/<id>/<step>`` (the same for every arm), and training's RNG is left as it was."""
+    due = [(run, mid, metric) for run in runs for mid, metric, steps in run.metrics
            if step in steps]
-    if not due:
-        return
-    cpu_state = torch.get_rng_state()
-    cuda_state = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
     reference = runs[0]
-    for i, (run, name, metric) in enumerate(due):
-        pairs = [(r, reference) for r in runs[1:]] if metric.cross_arm else [(run, None)]
+    for run, mid, metric in due:
         if metric.cross_arm and run is not reference:
             continue
+        pairs = [(r, reference) for r in runs[1:]] if metric.cross_arm else [(run, None)]
+        seed = stream_seed(trial, metric_stream(mid, step))
         for arm_run, ref in pairs:
             label = f"{reference.name}~{arm_run.name}" if ref is not None else arm_run.name
-            hist = history.setdefault((label, name), {})
+            hist = history.setdefault((label, mid), {})
             ctx = MetricContext(
                 step=step, total_steps=total, arm_name=arm_run.name, arm=arm_run.arm, data=data,
                 batch=batch, views=views, augmentation=augment,
-                generator=torch.Generator().manual_seed((seed + 7919 * (step + 1) + i) % 2**63),
-                spec=arm_run.spec, reference_name=ref.name if ref else None,
+                generator=torch.Generator().manual_seed(seed), spec=arm_run.spec,
+                seed=stream_seed(trial, metric_stream(mid)),
+                reference_name=ref.name if ref else None,
                 reference=ref.arm if ref else None, history=hist, lrs=list(arm_run.lrs))
             modes = [(m, m.training) for m in (arm_run.arm, ref.arm if ref else None) if m]
             for module, _ in modes:
                 module.eval()
             try:
-                values = metric(ctx)
+                with global_rng(seed):
+                    values = metric(ctx)
             finally:
                 for module, was in modes:
                     module.train(was)
             for fld, value in values.items():
                 value = float(value)
                 hist.setdefault(fld, []).append((step, value))
-                result.series.append((label, f"{name}.{fld}", step, value))
-    torch.set_rng_state(cpu_state)
-    if cuda_state is not None:
-        torch.cuda.set_rng_state_all(cuda_state)
+                result.series.append((label, f"{mid}.{fld}", step, value))
 
 
 def _finals(series: list[tuple[str, str, int, float]]) -> dict[str, float]:

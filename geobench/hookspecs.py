@@ -1,5 +1,7 @@
 """One hook per component kind. A plugin implements ``register_<kind>(register)`` and calls
-``register(name, factory, params=<pydantic model>, doc="...")`` once per component."""
+``register(name, factory, params=<pydantic model>, doc="...")`` once per component; a metric
+also passes ``fields={field: FieldDoc(description, unit, direction)}`` (keys may be shell
+patterns such as ``acc_*``)."""
 
 import pluggy
 

@@ -1,183 +1,236 @@
-"""Aggregate a suite's stored cells over seeds into a markdown table (tabulate) and plots."""
+"""A suite's leaderboard: its claims with verdicts, then tables of the metrics over seeds.
+
+Layout: the claims table first; the main table holds the row keys and at most
+``MAX_COLUMNS`` columns in all; further metrics, and every metric pivoted by
+``leaderboard.columns``, go into detail tables below it; every number is also written to a
+CSV beside the markdown.  A cell reads ``mean ± h (n=k)`` with ``h`` the half-width of the
+95% Student-t interval over its ``k`` trial seeds.  Bold marks the best value of a column
+only when the metric field declares a direction (``higher`` / ``lower``).
+"""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import math
 import re
 import statistics
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
+from geobench.api import FieldDoc
+from geobench.claims import claims_table, evaluate
 from geobench.config import LeaderboardMetric, PlotSpec
+from geobench.registry import Registry
+from geobench.stats import t_half_width
 from geobench.store import Store
-from geobench.suite import SINGLE_ARM, Cell, LoadedSuite, get_dotted
+from geobench.suite import SINGLE_ARM, Cell, LoadedSuite
+from geobench.values import StoredValues, config_value, field_doc
 
 MISSING = "—"
+MAX_COLUMNS = 10
 
 
 def _row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
     spec = loaded.suite.leaderboard
     if spec.rows is not None:
         return spec.rows
-    varied = [k for k in (cells[0].varied if cells else {}) if k != "seed"]
+    varied = [k for k in (cells[0].varied if cells else {}) if k != "trial_seed"]
     keys = [k for k in varied if len({repr(c.varied[k]) for c in cells}) > 1]
     return keys + (["arm"] if len(cells[0].arms) > 1 else []) if cells else keys
 
 
-def _value_of(cell: Cell, key: str) -> Any:
-    if key in cell.varied:
-        return cell.varied[key]
-    return get_dotted(next(iter(cell.arms.values())), key)
+@dataclass
+class Aggregate:
+    """One table cell: the values over trial seeds of one group."""
+
+    values: list[float]
+    expected: int
+    diverged: int
+    agg: str
+
+    @property
+    def center(self) -> float | None:
+        if not self.values:
+            return None
+        if self.agg == "median":
+            return statistics.median(self.values)
+        return statistics.fmean(self.values)
+
+    @property
+    def half_width(self) -> float:
+        return t_half_width(self.values) if self.agg == "mean" else math.nan
+
+    def text(self, fmt: str) -> str:
+        center = self.center
+        if center is None:
+            text = MISSING
+        else:
+            text = format(center, fmt)
+            if not math.isnan(self.half_width):
+                text += f" ± {format(self.half_width, fmt)}"
+            n = len(self.values)
+            text += f" (n={n})" if n == self.expected else f" (n={n}/{self.expected})"
+        return text + (f" †{self.diverged}" if self.diverged else "")
 
 
-def _lookup_keys(cell: Cell, arm: str | None, key: str) -> list[str]:
-    if "/" in key or arm is None or list(cell.arms) == [SINGLE_ARM]:
-        return [key]
-    ref = next(iter(cell.arms))
-    return [f"{arm}/{key}", f"{ref}~{arm}/{key}"]
+def _aggregate(values: StoredValues, members: list[tuple[Cell, str | None]],
+               metric: LeaderboardMetric) -> Aggregate:
+    found, diverged = [], 0
+    for cell, arm in members:
+        status = values.status(cell)
+        if status == "diverged":
+            diverged += 1
+        if status != "complete":
+            continue
+        value = values.value(cell, arm, metric.key, metric.stat)
+        if value is not None and not math.isnan(value):
+            found.append(value)
+    return Aggregate(found, len(members), diverged, metric.agg)
 
 
-def _stat(values: list[float], stat: str) -> float:
-    """``stat`` of a run's series, NaN entries (not measurable at that step) left out."""
-    values = [v for v in values if not math.isnan(v)]
-    if not values:
-        return math.nan
-    return {"first": values[0], "last": values[-1], "min": min(values), "max": max(values),
-            "mean": sum(values) / len(values)}[stat]
+Groups = dict[tuple, list[tuple[Cell, str | None]]]
 
 
-def _cell_value(store_rows: dict[str, Any], series: dict[tuple[str, str], list[float]],
-                cell: Cell, arm: str | None, metric: LeaderboardMetric) -> float | None:
-    for key in _lookup_keys(cell, arm, metric.key):
-        if metric.stat == "last" and key in store_rows["metrics"]:
-            return store_rows["metrics"][key]
-        if (cell.id, key) in series:
-            return _stat(series[(cell.id, key)], metric.stat)
-    return None
-
-
-def _series_map(store: Store, ids: list[str]) -> dict[tuple[str, str], list[float]]:
-    out: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for cell, arm, metric, _step, value in store.series(ids):
-        key = metric if arm == SINGLE_ARM else f"{arm}/{metric}"
-        out[(cell, key)].append(value)
-    return out
-
-
-def _fmt(values: list[float | None], expected: int, diverged: int, agg: str, fmt: str
-         ) -> tuple[str, float | None]:
-    finite = [v for v in values if v is not None and not math.isnan(v)]
-    if not finite:
-        text = MISSING
-        center = None
-    else:
-        center = statistics.median(finite) if agg == "median" else statistics.fmean(finite)
-        text = format(center, fmt)
-        if len(finite) > 1 and agg == "mean":
-            text += f" ± {format(statistics.stdev(finite), fmt)}"
-        if len(finite) < expected:
-            text += f" (n={len(finite)}/{expected})"
-    if diverged:
-        text += f" †{diverged}"
-    return text, center
-
-
-def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path) -> str:
-    """Write ``out`` (markdown) and its plots; return the markdown."""
-    spec = loaded.suite.leaderboard
-    ids = [c.id for c in cells]
-    stored = store.cells(ids)
-    series = _series_map(store, ids)
-    rows = _row_keys(loaded, cells)
+def _groups(cells: list[Cell], rows: list[str], extra: str | None) -> Groups:
+    """Cells (and arms) by their values of the row keys (and ``extra``, when given)."""
     arms = list(cells[0].arms) if cells else [SINGLE_ARM]
-    per_arm = "arm" in rows
-    groups: dict[tuple, list[Cell]] = defaultdict(list)
+    groups: Groups = defaultdict(list)
     for cell in cells:
-        col = _value_of(cell, spec.columns) if spec.columns else None
-        for arm in (arms if per_arm else [None]):
-            key = tuple(arm if r == "arm" else _value_of(cell, r) for r in rows)
-            groups[(key, col)].append((cell, arm))
-    row_keys = list(dict.fromkeys(k for k, _ in groups))
-    col_vals = list(dict.fromkeys(c for _, c in groups))
-    headers = list(rows)
-    table: list[list[str]] = [[str(v) for v in rk] for rk in row_keys]
-    for metric in spec.metrics:
-        for col in col_vals:
-            label = metric.label or metric.key
-            headers.append(f"{label} [{spec.columns}={col}]" if spec.columns else label)
-            texts, centers = [], []
-            for rk in row_keys:
-                members = groups.get((rk, col), [])
-                values, diverged = [], 0
-                for cell, arm in members:
-                    row = stored.get(cell.id)
-                    if row is None or row["status"] == "failed":
-                        continue
-                    if row["status"] == "diverged":
-                        diverged += 1
-                        continue
-                    values.append(_cell_value(row, series, cell, arm, metric))
-                text, center = _fmt(values, len(members), diverged, metric.agg, metric.fmt)
-                texts.append(text)
-                centers.append(center)
-            _bold_best(texts, centers, metric.better)
-            for line, text in zip(table, texts):
-                line.append(text)
-    statuses = Counter(stored[i]["status"] if i in stored else "missing" for i in ids)
-    md = _header(loaded, cells, stored, statuses)
-    md += tabulate(table, headers=headers, tablefmt="github") + "\n"
-    md += _legend(spec.metrics)
+        for arm in (arms if "arm" in rows else [None]):
+            key = tuple(arm if r == "arm" else config_value(cell, r) for r in rows)
+            if extra is not None:
+                key += (config_value(cell, extra),)
+            groups[key].append((cell, arm))
+    return groups
+
+
+def _column(values: StoredValues, groups: Groups, metric: LeaderboardMetric,
+            doc: FieldDoc | None) -> list[str]:
+    aggs = [_aggregate(values, members, metric) for members in groups.values()]
+    texts = [a.text(metric.fmt) for a in aggs]
+    centers = [a.center for a in aggs]
+    present = [c for c in centers if c is not None]
+    if doc is not None and doc.direction != "diagnostic" and len(present) > 1:
+        best = max(present) if doc.direction == "higher" else min(present)
+        texts = [f"**{t}**" if c == best else t for t, c in zip(texts, centers)]
+    return texts
+
+
+def _table(headers: list[str], keys: list[tuple], columns: list[list[str]]) -> str:
+    body = [[str(v) for v in key] + [col[i] for col in columns] for i, key in enumerate(keys)]
+    return tabulate(body, headers=headers, tablefmt="github") + "\n"
+
+
+def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
+           registry: Registry) -> str:
+    """Write ``out`` (markdown), its CSV and its plots; return the markdown."""
+    spec = loaded.suite.leaderboard
+    values = StoredValues(store, cells)
+    rows = _row_keys(loaded, cells)
+    main_rows = rows + ([spec.columns] if spec.columns else [])
+    docs = [field_doc(registry, cells[0], m.key) if cells else None for m in spec.metrics]
+    groups = _groups(cells, main_rows, None)
+    keys = list(groups)
+    width = max(1, MAX_COLUMNS - len(main_rows))
+    columns = [_column(values, groups, m, d) for m, d in zip(spec.metrics, docs)]
+    labels = [m.label or m.key for m in spec.metrics]
+
     out.parent.mkdir(parents=True, exist_ok=True)
+    md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
+    if loaded.suite.claims:
+        md += "## Claims\n\n" + claims_table(evaluate(loaded, cells, values)) + "\n"
+        md += "Verdicts: see docs/claims.md for how they are computed and what they do " \
+              "not prove.\n\n"
+    md += _header(loaded, cells, values, out.with_suffix(".csv").name)
+    md += "## Results\n\n"
+    md += _table(main_rows + labels[:width], keys, columns[:width])
+    md += _legend(spec.metrics, docs)
+    for start in range(width, len(columns), width):
+        md += "\n### More results\n\n"
+        md += _table(main_rows + labels[start:start + width], keys,
+                     columns[start:start + width])
+    if spec.columns:
+        md += _pivots(values, cells, rows, spec.columns, spec.metrics, docs, labels)
+    _write_csv(out.with_suffix(".csv"), values, groups, main_rows, spec.metrics)
     plots = _plots(loaded, cells, store, out)
     md += "".join(f"\n![{key}]({name})\n" for key, name in plots)
     out.write_text(md)
     return md
 
 
-def _bold_best(texts: list[str], centers: list[float | None], better: str | None) -> None:
-    present = [c for c in centers if c is not None]
-    if better is None or len(present) < 2:
-        return
-    best = max(present) if better == "higher" else min(present)
-    for i, c in enumerate(centers):
-        if c == best:
-            texts[i] = f"**{texts[i]}**"
+def _pivots(values: StoredValues, cells: list[Cell], rows: list[str], pivot: str,
+            metrics: list[LeaderboardMetric], docs: list[FieldDoc | None],
+            labels: list[str]) -> str:
+    """One table per metric: the row keys down, the values of ``pivot`` across."""
+    grouped = _groups(cells, rows, pivot)
+    row_keys = list(dict.fromkeys(k[:-1] for k in grouped))
+    pivots = list(dict.fromkeys(k[-1] for k in grouped))
+    md = ""
+    for metric, doc, label in zip(metrics, docs, labels):
+        columns = []
+        for value in pivots:
+            sub = {rk: grouped.get(rk + (value,), []) for rk in row_keys}
+            columns.append(_column(values, sub, metric, doc))
+        md += f"\n### {label} by {pivot}\n\n"
+        md += _table(rows + [f"{pivot}={v}" for v in pivots], row_keys, columns)
+    return md
 
 
-def _header(loaded: LoadedSuite, cells: list[Cell], stored: dict[str, Any],
-            statuses: Counter) -> str:
+def _write_csv(path: Path, values: StoredValues, groups: Groups, rows: list[str],
+               metrics: list[LeaderboardMetric]) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(rows + ["metric", "stat", "agg", "value", "ci95_half_width", "n",
+                                "expected", "diverged"])
+        for key, members in groups.items():
+            for m in metrics:
+                a = _aggregate(values, members, m)
+                writer.writerow([*key, m.key, m.stat, m.agg,
+                                 "" if a.center is None else repr(a.center),
+                                 "" if math.isnan(a.half_width) else repr(a.half_width),
+                                 len(a.values), a.expected, a.diverged])
+
+
+def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, csv_name: str
+            ) -> str:
     suite = loaded.suite
-    profile = cells[0].profile if cells else "smoke"
-    provs = [r["provenance"] for r in stored.values()]
+    provs = [r["provenance"] for r in values.rows.values()]
     shas = sorted({(p.get("git_sha") or "unknown")[:10] + ("-dirty" if p.get("git_dirty") else "")
                    for p in provs})
+    statuses = Counter(values.status(c) for c in cells)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    seeds = sorted({c.trial_seed for c in cells})
     lines = [
-        f"# {suite.name} — {profile} profile",
-        "",
         suite.description.strip(),
         "",
         f"- generated: {dt.date.today().isoformat()} by `geobench leaderboard {loaded.path}`",
-        f"- cells: {len(cells)} ({counts})",
+        f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
         f"- code: {', '.join(shas) or 'n/a'}; torch "
         f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "
         f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}",
-        "- values: mean ± std over seeds; (n=k/N): only k of N seeds finished; "
-        f"†k: k seeds diverged; {MISSING}: no result; **bold**: best in column",
+        "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
+        f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
+        "**bold**: best in a column whose metric has a direction",
+        f"- every value as CSV: [{csv_name}]({csv_name})",
         "",
     ]
     return "\n".join(lines) + "\n"
 
 
-def _legend(metrics: list[LeaderboardMetric]) -> str:
+def _legend(metrics: list[LeaderboardMetric], docs: list[FieldDoc | None]) -> str:
     if not metrics:
         return ""
-    lines = ["", "| column | metric key | over a run | over seeds |", "|---|---|---|---|"]
-    lines += [f"| {m.label or m.key} | `{m.key}` | {m.stat} | {m.agg} |" for m in metrics]
+    lines = ["", "| column | metric key | meaning | unit | better | over a run | over seeds |",
+             "|---|---|---|---|---|---|---|"]
+    for m, d in zip(metrics, docs):
+        meaning, unit, better = (d.description, d.unit or "—", d.direction) if d \
+            else ("(not declared)", "—", "diagnostic")
+        lines.append(f"| {m.label or m.key} | `{m.key}` | {meaning} | {unit} | {better} | "
+                     f"{m.stat} | {m.agg} |")
     return "\n".join(lines) + "\n"
 
 
@@ -198,10 +251,10 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
         key = plot.key
         curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
         by_id = {c.id: c for c in cells
-                 if all(_value_of(c, k) == v for k, v in plot.where.items())}
+                 if all(config_value(c, k) == v for k, v in plot.where.items())}
         for cell_id, arm, _metric, step, value in store.series(list(by_id), key):
             cell = by_id[cell_id]
-            label = ", ".join(f"{r}={_value_of(cell, r)}" for r in rows) or "run"
+            label = ", ".join(f"{r}={config_value(cell, r)}" for r in rows) or "run"
             label += "" if arm == SINGLE_ARM else f" [{arm}]"
             if not math.isnan(value):
                 curves[label][step].append(value)
@@ -215,7 +268,7 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
             ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel(key)
-        ax.set_title(f"{loaded.suite.name}: {key} (mean over seeds)")
+        ax.set_title(f"{loaded.suite.name}: {key} (mean over trial seeds)")
         ax.legend(fontsize=6, ncol=2)
         fig.tight_layout()
         name = f"{out.stem}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', key)}.png"

@@ -9,7 +9,7 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.api import Arm, Batch, Metric, MetricContext, MetricParams
+from geobench.api import Arm, Batch, FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
 
 
@@ -51,6 +51,12 @@ class LinearProbe(_Readout):
         return linear_probe_accuracy(xtr, ytr, xte, yte, max_iter=self.params.max_iter)
 
 
+LINEAR_PROBE_FIELDS = {
+    "accuracy": FieldDoc("held-out accuracy of a multinomial logistic-regression probe fitted "
+                         "on training features", "fraction", "higher"),
+}
+
+
 class KnnParams(ReadoutParams):
     k: int = Field(20, ge=1, description="neighbours (cosine similarity)")
 
@@ -62,11 +68,23 @@ class Knn(_Readout):
         return knn_accuracy(xtr, ytr, xte, yte, k=self.params.k)
 
 
+KNN_FIELDS = {
+    "accuracy": FieldDoc("held-out accuracy of a k-nearest-neighbour (cosine) classifier on "
+                         "training features", "fraction", "higher"),
+}
+
+
 class Nccc(_Readout):
     """Nearest class-centre test accuracy."""
 
     def score(self, xtr, ytr, xte, yte):
         return nccc_accuracy(xtr, ytr, xte, yte)
+
+
+NCCC_FIELDS = {
+    "accuracy": FieldDoc("held-out accuracy of the nearest class-centre classifier built from "
+                         "training features", "fraction", "higher"),
+}
 
 
 class EvalLossParams(MetricParams):
@@ -90,3 +108,9 @@ class EvalLoss(Metric):
                      for v in range(n_views)]
             losses.append(float(ctx.arm.objective(ctx.arm, batch, views)))
         return {"value": sum(losses) / len(losses)}
+
+
+EVAL_LOSS_FIELDS = {
+    "value": FieldDoc("the arm's training objective averaged over held-out batches", "",
+                      "lower"),
+}

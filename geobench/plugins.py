@@ -60,9 +60,10 @@ def load_registry(extra_plugins: tuple[object, ...] = ()) -> Registry:
         for impl in hook.get_hookimpls():
             origin, version = origins.get(impl.plugin, (impl.plugin_name, "?"))
 
-            def register(name, factory, params=EmptyParams, doc="", *, _k=kind, _o=origin,
-                         _v=version):
-                registry.add(Entry(_k, name, factory, params, doc.strip().split("\n")[0], _o, _v))
+            def register(name, factory, params=EmptyParams, doc="", fields=None, *, _k=kind,
+                         _o=origin, _v=version):
+                registry.add(Entry(_k, name, factory, params, doc.strip().split("\n")[0], _o, _v,
+                                   dict(fields or {})))
 
             impl.function(register=register)
     return registry

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from geobench.api import BuildContext, Factory, Params
+from geobench.api import BuildContext, Factory, FieldDoc, Params
 from geobench.hookspecs import KINDS
 
 
@@ -29,10 +30,18 @@ class Entry:
     doc: str
     origin: str = "?"
     version: str = "?"
+    fields: dict[str, FieldDoc] = field(default_factory=dict)
 
     def build(self, spec: dict[str, Any], ctx: BuildContext) -> Any:
         """Validate ``spec`` (without ``name``) against the params model and call the factory."""
         return self.factory(self.params.model_validate(spec), ctx)
+
+    def field_doc(self, name: str) -> FieldDoc | None:
+        """The declared meaning of field ``name`` (keys may be shell patterns: ``acc_*``)."""
+        if name in self.fields:
+            return self.fields[name]
+        return next((d for pat, d in self.fields.items() if fnmatch.fnmatchcase(name, pat)),
+                    None)
 
     def param_rows(self) -> list[dict[str, str]]:
         rows = []

@@ -61,7 +61,7 @@ class Store:
             self.db.execute("DELETE FROM cells WHERE id = ?", (cell.id,))
             self.db.execute(
                 "INSERT INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (cell.id, cell.suite, cell.profile, cell.seed, json.dumps(cell.config()),
+                (cell.id, cell.suite, cell.profile, cell.trial_seed, json.dumps(cell.config()),
                  result.status, result.error, result.traceback, result.started,
                  result.finished, result.finished - result.started, json.dumps(prov)))
             self.db.executemany("INSERT INTO series VALUES (?,?,?,?,?)",

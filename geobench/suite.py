@@ -9,6 +9,7 @@ import copy
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,28 +24,28 @@ from geobench.registry import Registry, RegistryError, did_you_mean
 from geobench.yamlio import SuiteError, line_of, load_yaml
 
 SINGLE_ARM = "main"
+METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
 Loc = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One run of a suite: every arm's resolved spec, its id and its RNG seed."""
+    """One run of a suite: every arm's resolved spec, its trial seed and its id.
+
+    The id (a hash of the resolved config and versions) is the resume key only; every
+    random draw derives from ``trial_seed`` through named streams (``geobench.streams``).
+    """
 
     id: str
     suite: str
     profile: str
-    seed: int
+    trial_seed: int
     arms: dict[str, dict[str, Any]]
     varied: dict[str, Any]
     versions: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def rng_seed(self) -> int:
-        """The seed every random generator of the run derives from: a function of the id."""
-        return int(self.id[:8], 16)
-
     def config(self) -> dict[str, Any]:
-        return {"suite": self.suite, "profile": self.profile, "seed": self.seed,
+        return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,
                 "arms": self.arms, "varied": self.varied, "versions": self.versions}
 
 
@@ -210,6 +211,32 @@ def _check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any]) ->
                  f"keys start with one of: {', '.join(fields)}, arms")
 
 
+def _check_claims(loaded: LoadedSuite) -> None:
+    """Every key a claim names is a run-spec key, and every arm it names exists."""
+    suite = loaded.suite
+    arms = list(suite.arms) or [SINGLE_ARM]
+    for i, claim in enumerate(suite.claims):
+        loc: Loc = ("claims", i)
+        named = [claim.metric.partition("/")[0]] if "/" in claim.metric else []
+        if "arm" in claim.where:
+            named.append(str(claim.where["arm"]))
+        if claim.compare is not None and claim.compare.arm is not None:
+            named += claim.compare.arm
+        for arm in named:
+            if arm not in arms:
+                raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
+                                       f"arms: {', '.join(arms)}")
+        for key in claim.where:
+            if key != "arm":
+                _check_key(loaded, loc + ("where", key), key, suite.arms)
+        if claim.compare is not None and claim.compare.key is not None:
+            _check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
+        if len(arms) > 1 and not named:
+            raise loaded.fail(loc + ("metric",), f"claim {claim.id!r}: the suite has arms "
+                              f"({', '.join(arms)}); name one as '<arm>/{claim.metric}', "
+                              "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
+
+
 def _resolve_arm(
     registry: Registry, spec: dict[str, Any], fail: Any
 ) -> tuple[dict[str, Any], dict[str, str]]:
@@ -224,26 +251,44 @@ def _resolve_arm(
     items = [(key, COMPONENT_KINDS[key], (key,)) for key in COMPONENT_KINDS
              if resolved.get(key) is not None]
     items += [(None, "metrics", ("metrics", i)) for i in range(len(resolved["metrics"]))]
+    ids: dict[str, int] = {}
     for _key, kind, path in items:
         comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
         if not isinstance(comp, dict) or "name" not in comp:
             raise fail(path, f"a component is a mapping with 'name' (a registered {kind[:-1]})")
+        named = {"name": comp["name"]}
+        if kind == "metrics":
+            named["id"] = _metric_id(comp, path, ids, fail)
         try:
             entry = registry.get(kind, comp["name"])
-            params = entry.params.model_validate({k: v for k, v in comp.items() if k != "name"})
+            params = entry.params.model_validate({k: v for k, v in comp.items()
+                                                  if k not in named})
         except RegistryError as exc:
             raise fail(path + ("name",), str(exc)) from None
         except ValidationError as exc:
             err = exc.errors()[0]
             raise fail(path + tuple(err["loc"]),
                        describe_validation_error(err, entry.params)) from None
-        full = {"name": comp["name"], **params.model_dump(mode="json")}
+        full = {**named, **params.model_dump(mode="json")}
         if len(path) == 1:
             resolved[path[0]] = full
         else:
             resolved["metrics"][path[1]] = full
         versions[entry.origin] = entry.version
     return resolved, versions
+
+
+def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any) -> str:
+    """The metric instance's id (default: its name), unique within the arm."""
+    mid = comp.get("id", comp["name"])
+    if not isinstance(mid, str) or not METRIC_ID.fullmatch(mid):
+        raise fail(path + ("id",), f"metric id {mid!r}: ids match {METRIC_ID.pattern} "
+                                   "(letters, digits, '_')")
+    if mid in seen:
+        raise fail(path + ("id",), f"metric id {mid!r} is used twice (metrics[{seen[mid]}] "
+                                   "too); give each instance its own 'id'")
+    seen[mid] = path[1]
+    return mid
 
 
 def cell_id(payload: dict[str, Any]) -> str:
@@ -299,6 +344,7 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
         _check_key(loaded, ("--set", key), key, suite.arms)
         axes.append([[(key, value, ("--set", key))]])
 
+    _check_claims(loaded)
     cells: list[Cell] = []
     for combo in itertools.product(*axes):
         assignment = [item for group in combo for item in group]
@@ -331,8 +377,8 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
                     raise loaded.fail(("arms", arm, key),
                                       f"arms train in lockstep and must share '{key}'")
         for seed in seeds:
-            payload = {"suite": suite.name, "profile": profile, "seed": seed, "arms": arms,
-                       "versions": versions}
+            payload = {"suite": suite.name, "profile": profile, "trial_seed": seed,
+                       "arms": arms, "versions": versions}
             cells.append(Cell(cell_id(payload), suite.name, profile, seed, arms,
-                              {**varied, "seed": seed}, versions))
+                              {**varied, "trial_seed": seed}, versions))
     return cells

@@ -28,7 +28,7 @@ from typing import ClassVar
 import torch
 from pydantic import Field
 
-from geobench.api import BuildContext, Metric, MetricContext
+from geobench.api import BuildContext, FieldDoc, Metric, MetricContext
 from geobench.geometry import frobenius_gap, linear_cka, rsa, similarity_matrix
 from geobench_alignment.metrics import Space, SpaceParams, representations
 
@@ -128,6 +128,21 @@ class AlignmentBound(Metric):
             "rsa_lower": _NAN if math.isnan(log_r) else lower_bound(log_r),
             "rsa": rsa(za, zb, rdm="cosine", compare="pearson"),
         }
+
+
+ALIGNMENT_BOUND_FIELDS = {
+    "log10_bound": FieldDoc("log10 of Theorem 1's bound on ||Sigma_ref - Sigma_arm||_F after "
+                            "the steps taken (NaN if vacuous)"),
+    "gap": FieldDoc("measured ||Sigma_ref - Sigma_arm||_F of the cosine similarity matrices"),
+    "log10_rho": FieldDoc("log10 of the bound over ||H Sigma_ref H||_F (centred), CKA "
+                          "corollary's rho_T"),
+    "cka_lower": FieldDoc("Theorem 1's lower bound (1 - rho_T)/(1 + rho_T) on the CKA"),
+    "cka": FieldDoc("measured linear CKA of the l2-normalised embeddings"),
+    "log10_r": FieldDoc("log10 of the bound over the norm of the centred off-diagonal "
+                        "similarities, RSA corollary's r_T"),
+    "rsa_lower": FieldDoc("Theorem 1's lower bound (1 - r_T)/(1 + r_T) on the RSA"),
+    "rsa": FieldDoc("measured Pearson RSA of the cosine RDMs"),
+}
 
 
 def _unit(z: torch.Tensor) -> torch.Tensor:

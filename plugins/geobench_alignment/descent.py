@@ -21,8 +21,8 @@ gap / net_drift (< 1: the proxy is closer to the network than its starting point
 Arms whose objective has no Sigma-space form (``ce``) get NaN.
 
 Batches between two evaluations are regenerated with ``geobench.loader.batches`` from the
-run's seed, and the regenerated batch of every evaluated step is checked against the batch
-the engine passes in, so the proxy always sees the realised sequence.
+trial seed's ``data/order`` stream, and the regenerated batch of every evaluated step is
+checked against the batch the engine passes in, so the proxy always sees the realised sequence.
 """
 
 from __future__ import annotations
@@ -34,9 +34,18 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.api import Batch, BuildContext, Metric, MetricContext, MetricParams, Objective
+from geobench.api import (
+    Batch,
+    BuildContext,
+    FieldDoc,
+    Metric,
+    MetricContext,
+    MetricParams,
+    Objective,
+)
 from geobench.geometry import similarity_matrix
 from geobench.loader import batches
+from geobench.streams import ORDER, stream_seed
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
@@ -121,9 +130,9 @@ def _corr(a: Tensor, b: Tensor) -> float:
 class SimilarityDescent(Metric):
     """Similarity-descent proxy vs the network's own similarity matrix (per arm)."""
 
-    def __init__(self, params: DescentParams, seed: int) -> None:
+    def __init__(self, params: DescentParams, order_seed: int) -> None:
         super().__init__(params)
-        self.seed = seed
+        self.order_seed = order_seed
         self.sigma: Tensor | None = None
         self.start: Tensor | None = None
         self.subset: Tensor | None = None
@@ -141,7 +150,7 @@ class SimilarityDescent(Metric):
         self.subset = self.subset.to(self.sigma.device)
         self.start = self.sigma[self.subset][:, self.subset].clone()
         self.applied = ctx.step
-        self.stream = batches(data, self.seed, ctx.total_steps + 1)
+        self.stream = batches(data, self.order_seed, ctx.total_steps + 1)
 
     def _batch_index(self, step: int) -> Tensor:
         """The index of the batch of ``step``, from the regenerated stream."""
@@ -167,7 +176,7 @@ class SimilarityDescent(Metric):
             if not torch.equal(expected, realised):
                 raise RuntimeError(
                     f"similarity_descent: the batch at step {ctx.step} is not the one "
-                    "geobench.loader.batches draws from the run's seed"
+                    "geobench.loader.batches draws from the trial seed's data/order stream"
                 )
             self.queue[ctx.step] = expected
 
@@ -195,6 +204,18 @@ class SimilarityDescent(Metric):
 
 
 def build_similarity_descent(params: DescentParams, ctx: BuildContext) -> SimilarityDescent:
-    return SimilarityDescent(params, ctx.seed)
+    return SimilarityDescent(params, stream_seed(ctx.trial_seed, ORDER))
 
 
+SIMILARITY_DESCENT_FIELDS = {
+    "gap": FieldDoc("||Sigma_proxy - Sigma_net||_F over the tracked samples' off-diagonal "
+                    "pairs"),
+    "net_drift": FieldDoc("||Sigma_net - Sigma_0||_F: how far the network's similarities "
+                          "moved from the start"),
+    "proxy_drift": FieldDoc("||Sigma_proxy - Sigma_0||_F: how far the similarity-descent "
+                            "proxy moved from the start"),
+    "relative_gap": FieldDoc("gap over net_drift (< 1: the proxy is closer to the network "
+                             "than its starting point)"),
+    "change_corr": FieldDoc("Pearson correlation of the proxy's and the network's changes "
+                            "since the start"),
+}

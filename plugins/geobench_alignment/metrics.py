@@ -16,7 +16,7 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.api import Arm, BuildContext, Metric, MetricContext, MetricParams
+from geobench.api import Arm, BuildContext, FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry import frobenius_gap, linear_cka, rsa, similarity_matrix
 
 Space = Literal["backbone", "head"]
@@ -60,6 +60,14 @@ class CKA(Metric):
         return {"linear": linear_cka(a, b), "debiased": linear_cka(a, b, debiased=True)}
 
 
+CKA_FIELDS = {
+    "linear": FieldDoc("linear CKA (biased HSIC estimator) between the reference arm's and "
+                       "this arm's representations of the reference set"),
+    "debiased": FieldDoc("linear CKA with the unbiased HSIC estimator (may be negative) "
+                         "between the reference arm and this arm"),
+}
+
+
 class RSAParams(SpaceParams):
     rdm: Literal["correlation", "cosine", "euclidean"] = Field(
         "correlation", description="dissimilarity: 1 - Pearson, 1 - cosine, or euclidean"
@@ -77,6 +85,12 @@ class RSA(Metric):
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         a, b = _pair(ctx, self.params.space)
         return {"value": rsa(a, b, rdm=self.params.rdm, compare=self.params.compare)}
+
+
+RSA_FIELDS = {
+    "value": FieldDoc("correlation of the reference arm's and this arm's representational "
+                      "dissimilarity matrices over off-diagonal pairs"),
+}
 
 
 class SimilarityGap(Metric):
@@ -97,6 +111,14 @@ class SimilarityGap(Metric):
             "relative": gap / float(torch.linalg.norm(sa)),
             "per_entry": gap / sa.shape[0],
         }
+
+
+SIMILARITY_GAP_FIELDS = {
+    "frobenius": FieldDoc("||Sigma_ref - Sigma_arm||_F of the cosine similarity matrices on "
+                          "the reference set (the quantity Theorem 1 bounds)"),
+    "relative": FieldDoc("the Frobenius gap over ||Sigma_ref||_F"),
+    "per_entry": FieldDoc("the Frobenius gap over n: RMS difference of similarity entries"),
+}
 
 
 def _flat(module: torch.nn.Module) -> Tensor:
@@ -129,6 +151,14 @@ class WeightDistance(Metric):
         result = {"network": _relative(ref, arm)}
         result.update({part: _relative(*pair) for part, pair in out.items()})
         return result
+
+
+WEIGHT_DISTANCE_FIELDS = {
+    "network": FieldDoc("||theta_ref - theta_arm|| / ||theta_ref|| over backbone and head "
+                        "parameters"),
+    "backbone": FieldDoc("relative parameter distance to the reference arm, backbone only"),
+    "head": FieldDoc("relative parameter distance to the reference arm, head only"),
+}
 
 
 def build_cka(params: SpaceParams, ctx: BuildContext) -> CKA:

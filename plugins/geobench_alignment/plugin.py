@@ -5,9 +5,17 @@ similarity descent)."""
 from geobench.api import MetricParams
 from geobench.hookspecs import hookimpl
 from geobench.registry import EmptyParams
-from geobench_alignment.bound import BoundParams, build_alignment_bound
-from geobench_alignment.descent import DescentParams, build_similarity_descent
+from geobench_alignment.bound import ALIGNMENT_BOUND_FIELDS, BoundParams, build_alignment_bound
+from geobench_alignment.descent import (
+    SIMILARITY_DESCENT_FIELDS,
+    DescentParams,
+    build_similarity_descent,
+)
 from geobench_alignment.metrics import (
+    CKA_FIELDS,
+    RSA_FIELDS,
+    SIMILARITY_GAP_FIELDS,
+    WEIGHT_DISTANCE_FIELDS,
     RSAParams,
     SpaceParams,
     build_cka,
@@ -41,14 +49,20 @@ def register_objectives(register):
 @hookimpl
 def register_metrics(register):
     register("cka", build_cka, params=SpaceParams,
-             doc="Linear CKA (biased and debiased) to the reference arm on the reference set.")
+             doc="Linear CKA (biased and debiased) to the reference arm on the reference set.",
+             fields=CKA_FIELDS)
     register("rsa", build_rsa, params=RSAParams,
-             doc="RSA: correlation of the two arms' RDMs on the reference set.")
+             doc="RSA: correlation of the two arms' RDMs on the reference set.",
+             fields=RSA_FIELDS)
     register("similarity_gap", build_similarity_gap, params=SpaceParams,
-             doc="||Sigma_ref - Sigma_arm||_F of cosine similarity matrices on the reference set.")
+             doc="||Sigma_ref - Sigma_arm||_F of cosine similarity matrices on the reference set.",
+             fields=SIMILARITY_GAP_FIELDS)
     register("weight_distance", build_weight_distance, params=MetricParams,
-             doc="Relative parameter-space distance to the reference arm.")
+             doc="Relative parameter-space distance to the reference arm.",
+             fields=WEIGHT_DISTANCE_FIELDS)
     register("alignment_bound", build_alignment_bound, params=BoundParams,
-             doc="Theorem 1 bound and CKA / RSA lower bounds next to the measured values.")
+             doc="Theorem 1 bound and CKA / RSA lower bounds next to the measured values.",
+             fields=ALIGNMENT_BOUND_FIELDS)
     register("similarity_descent", build_similarity_descent, params=DescentParams,
-             doc="Similarity-descent proxy on the realised batches vs the network's Sigma.")
+             doc="Similarity-descent proxy on the realised batches vs the network's Sigma.",
+             fields=SIMILARITY_DESCENT_FIELDS)

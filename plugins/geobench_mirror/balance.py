@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from geobench.api import Metric, MetricContext
+from geobench.api import FieldDoc, Metric, MetricContext
 from geobench_mirror.evaluate import arm_maps
 
 
@@ -47,3 +47,12 @@ class Balance(Metric):
         out["drift"] = drift
         out["rel_drift"] = drift / moved if moved > 0 else math.nan
         return out
+
+
+BALANCE_FIELDS = {
+    "q_*": FieldDoc("dual potential Q_l(grad R_l(W_l)) of trained parameter tensor (layer) l"),
+    "drift": FieldDoc("max_l dQ_l - min_l dQ_l, dQ_l the change since the first evaluation "
+                      "(0 under exact mirror flow)"),
+    "rel_drift": FieldDoc("drift over max_l |dQ_l|: balance drift relative to how far the "
+                          "potentials moved"),
+}

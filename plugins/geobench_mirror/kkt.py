@@ -25,7 +25,7 @@ import torch
 from pydantic import Field
 from scipy.optimize import nnls
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench_mirror.evaluate import arm_maps, device_of, homogeneity_degree, subset
 from geobench_mirror.horizon import common_alpha, horizon
 from geobench_mirror.objectives import signed_margins
@@ -91,3 +91,11 @@ class KKTResidual(Metric):
         residual = math.sqrt(float(r_smooth.pow(2).sum() + r_zero.pow(2).sum()))
         scale = float(torch.linalg.vector_norm(b[~zero]))
         return {"residual": residual / scale, "n_active": float(len(near))}
+
+
+KKT_RESIDUAL_FIELDS = {
+    "residual": FieldDoc("relative KKT stationarity residual of the margin-normalised "
+                         "direction for min phi^2/2 s.t. y_i f(x_i) >= 1 (0: a KKT point)",
+                         "", "lower"),
+    "n_active": FieldDoc("near-active training samples used as constraints", "count"),
+}

@@ -13,7 +13,7 @@ import math
 import torch
 from pydantic import Field
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench_mirror.evaluate import arm_maps, homogeneity_degree, outputs, subset
 from geobench_mirror.horizon import (
     common_alpha,
@@ -65,6 +65,15 @@ class QMargin(Metric):
         }
 
 
+Q_MARGIN_FIELDS = {
+    "gamma": FieldDoc("Q-margin: min_i y_i f(x_i) / (alpha Q(grad R(theta)))^(L/alpha) on the "
+                      "training set"),
+    "gamma_phi": FieldDoc("horizon-normalised margin min_i y_i f(x_i) / phi_alpha(theta)^L"),
+    "gamma_l2": FieldDoc("L2-normalised margin min_i y_i f(x_i) / ||theta||_2^L"),
+    "min_margin": FieldDoc("unnormalised smallest signed training margin min_i y_i f(x_i)"),
+}
+
+
 class HorizonMetric(Metric):
     """φ_α(θ) of the trained parameters: ``closed`` (closed form, NaN when a map has none),
     ``numeric`` (η (α Q(∇R(θ/η)))^{1/α} at η → 0, see ``horizon_limit``) and their
@@ -81,6 +90,15 @@ class HorizonMetric(Metric):
                 closed = math.nan
         return {"closed": closed, "numeric": numeric,
                 "rel_gap": abs(closed - numeric) / abs(numeric)}
+
+
+HORIZON_FIELDS = {
+    "closed": FieldDoc("horizon function phi_alpha(theta) in closed form (NaN when a map has "
+                       "none)"),
+    "numeric": FieldDoc("horizon function phi_alpha(theta) as the numerical eta -> 0 limit"),
+    "rel_gap": FieldDoc("|closed - numeric| / |numeric|: disagreement of the two evaluations",
+                        "", "lower"),
+}
 
 
 class AlignmentParams(MetricParams):
@@ -118,3 +136,12 @@ class AlignmentTime(Metric):
         else:
             step = float(ctx.step) if aligned else math.nan
         return {"ratio": ratio, "aligned": float(aligned), "step": step}
+
+
+ALIGNMENT_TIME_FIELDS = {
+    "ratio": FieldDoc("gamma_Q / gamma_phi = (phi_alpha(theta) / (alpha Q(grad R(theta)))"
+                      "^(1/alpha))^L: how far theta is into the horizon regime (1: aligned)"),
+    "aligned": FieldDoc("1 while |ratio - 1| <= eps, else 0"),
+    "step": FieldDoc("first evaluated step at which the arm was aligned (NaN before)",
+                     "steps"),
+}

@@ -20,7 +20,7 @@ from pydantic import Field
 from torch import Tensor, nn
 from torch.func import functional_call
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench_mirror.evaluate import arm_maps, device_of
 from geobench_mirror.objectives import predictions
 
@@ -81,6 +81,13 @@ class ActiveNeurons(Metric):
         return {"active": float(active), "fraction": active / total}
 
 
+ACTIVE_NEURONS_FIELDS = {
+    "active": FieldDoc("hidden units whose effective weight exceeds threshold x their layer's "
+                       "largest, over all hidden layers", "count"),
+    "fraction": FieldDoc("active hidden units over all hidden units", "fraction"),
+}
+
+
 class Sparsity(Metric):
     """Hoyer and Gini sparsity of the effective weights, averaged over hidden layers
     (fields ``hoyer``, ``gini``; 0 = all units equal, 1 = a single unit)."""
@@ -91,6 +98,14 @@ class Sparsity(Metric):
             "hoyer": sum(hoyer(e) for e in layers) / len(layers),
             "gini": sum(gini(e) for e in layers) / len(layers),
         }
+
+
+SPARSITY_FIELDS = {
+    "hoyer": FieldDoc("Hoyer sparsity of the hidden units' effective weights, mean over "
+                      "layers (0: all equal, 1: one unit)"),
+    "gini": FieldDoc("Gini index of the hidden units' effective weights, mean over layers "
+                     "(0: all equal, 1: one unit)"),
+}
 
 
 class HistogramParams(MetricParams):
@@ -110,6 +125,13 @@ class NeuronHistogram(Metric):
         index = (position * n).floor().clamp(0, n - 1).long()
         counts = torch.bincount(index, minlength=n).double() / rel.numel()
         return {f"bin_{i}": float(c) for i, c in enumerate(counts)}
+
+
+NEURON_HISTOGRAM_FIELDS = {
+    "bin_*": FieldDoc("share of hidden units whose effective weight over their layer's "
+                      "largest falls in log-spaced bin i (bin 0 includes all below low)",
+                      "fraction"),
+}
 
 
 class PruningParams(MetricParams):
@@ -161,3 +183,9 @@ class PruningCurve(Metric):
             ])
             out[f"acc_{round(100 * fraction)}"] = float((preds == y).double().mean())
         return out
+
+
+PRUNING_CURVE_FIELDS = {
+    "acc_*": FieldDoc("held-out test accuracy after global magnitude pruning of the given "
+                      "percentage of trained weights", "fraction", "higher"),
+}

@@ -10,9 +10,12 @@ from geobench.hookspecs import hookimpl
 from geobench.registry import EmptyParams
 from geobench_mirror import maps
 from geobench_mirror.assign import MirrorDescentParams
-from geobench_mirror.balance import Balance
-from geobench_mirror.kkt import KKTParams, KKTResidual
+from geobench_mirror.balance import BALANCE_FIELDS, Balance
+from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
 from geobench_mirror.margins import (
+    ALIGNMENT_TIME_FIELDS,
+    HORIZON_FIELDS,
+    Q_MARGIN_FIELDS,
     AlignmentParams,
     AlignmentTime,
     HorizonMetric,
@@ -20,6 +23,10 @@ from geobench_mirror.margins import (
     QMargin,
 )
 from geobench_mirror.neurons import (
+    ACTIVE_NEURONS_FIELDS,
+    NEURON_HISTOGRAM_FIELDS,
+    PRUNING_CURVE_FIELDS,
+    SPARSITY_FIELDS,
     ActiveNeurons,
     ActiveParams,
     HistogramParams,
@@ -92,16 +99,21 @@ def _metric(cls):
 
 @hookimpl
 def register_metrics(register):
-    register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__)
-    register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__)
+    register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
+             fields=Q_MARGIN_FIELDS)
+    register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__,
+             fields=HORIZON_FIELDS)
     register("alignment_time", _metric(AlignmentTime), params=AlignmentParams,
-             doc=AlignmentTime.__doc__)
-    register("balance", _metric(Balance), params=MetricParams, doc=Balance.__doc__)
-    register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__)
+             doc=AlignmentTime.__doc__, fields=ALIGNMENT_TIME_FIELDS)
+    register("balance", _metric(Balance), params=MetricParams, doc=Balance.__doc__,
+             fields=BALANCE_FIELDS)
+    register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__,
+             fields=KKT_RESIDUAL_FIELDS)
     register("active_neurons", _metric(ActiveNeurons), params=ActiveParams,
-             doc=ActiveNeurons.__doc__)
-    register("sparsity", _metric(Sparsity), params=MetricParams, doc=Sparsity.__doc__)
+             doc=ActiveNeurons.__doc__, fields=ACTIVE_NEURONS_FIELDS)
+    register("sparsity", _metric(Sparsity), params=MetricParams, doc=Sparsity.__doc__,
+             fields=SPARSITY_FIELDS)
     register("neuron_histogram", _metric(NeuronHistogram), params=HistogramParams,
-             doc=NeuronHistogram.__doc__)
+             doc=NeuronHistogram.__doc__, fields=NEURON_HISTOGRAM_FIELDS)
     register("pruning_curve", _metric(PruningCurve), params=PruningParams,
-             doc=PruningCurve.__doc__)
+             doc=PruningCurve.__doc__, fields=PRUNING_CURVE_FIELDS)

@@ -27,7 +27,8 @@ KEY = "neuron_histogram"
 
 def _edges(cell_arms: dict) -> np.ndarray:
     spec = next(m for m in next(iter(cell_arms.values()))["metrics"] if m["name"] == KEY)
-    params = HistogramParams.model_validate({k: v for k, v in spec.items() if k != "name"})
+    params = HistogramParams.model_validate({k: v for k, v in spec.items()
+                                             if k not in ("name", "id")})
     return np.logspace(np.log10(params.low), 0.0, params.bins + 1)
 
 
@@ -42,7 +43,8 @@ def collect(suite_path: str, profile: str, store_path: str):
         if row is None or row["status"] != "complete":
             continue
         edges = _edges(cell.arms) if edges is None else edges
-        panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items() if k != "seed") or "all cells"
+        panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items()
+                          if k != "trial_seed") or "all cells"
         for arm in cell.arms:
             prefix = "" if arm == SINGLE_ARM else f"{arm}/"
             bins = [row["metrics"].get(f"{prefix}{KEY}.bin_{i}") for i in range(len(edges) - 1)]

@@ -41,18 +41,25 @@ def register_inits(register):
 def register_metrics(register):
     register("effective_hessian", hessian.build_effective_hessian,
              params=hessian.EffectiveHessianParams,
-             doc="lambda_min/max, condition, negatives of H_eff, G, K w.r.t. the representation.")
+             doc="lambda_min/max, condition, negatives of H_eff, G, K w.r.t. the representation.",
+             fields=hessian.EFFECTIVE_HESSIAN_FIELDS)
     register("hessian_tracking", hessian.build_hessian_tracking,
              params=hessian.HessianTrackingParams,
-             doc="effective_hessian on an every-N schedule along training.")
+             doc="effective_hessian on an every-N schedule along training.",
+             fields=hessian.EFFECTIVE_HESSIAN_FIELDS)
     register("collapse", collapse.build_collapse_metric, params=collapse.CollapseParams,
-             doc="Effective rank and normalised std of backbone and head outputs.")
+             doc="Effective rank and normalised std of backbone and head outputs.",
+             fields=collapse.COLLAPSE_FIELDS)
     register("escape_step", collapse.build_escape_step, params=collapse.EscapeParams,
-             doc="First step the effective rank (or std) exceeds a threshold.")
+             doc="First step the effective rank (or std) exceeds a threshold.",
+             fields=collapse.ESCAPE_STEP_FIELDS)
     register("orbit_compression", orbit.build_orbit_compression, params=orbit.OrbitParams,
-             doc="Orbit spread / total spread, backbone vs head; class separation.")
+             doc="Orbit spread / total spread, backbone vs head; class separation.",
+             fields=orbit.ORBIT_COMPRESSION_FIELDS)
     register("metric_singularity", singularity.build_metric_singularity,
              params=singularity.SingularityParams,
-             doc="Rayleigh quotient of G along augmentation tangents vs random directions.")
+             doc="Rayleigh quotient of G along augmentation tangents vs random directions.",
+             fields=singularity.METRIC_SINGULARITY_FIELDS)
     register("guillotine", guillotine.build_guillotine, params=guillotine.GuillotineParams,
-             doc="Probe accuracy on backbone minus on head outputs.")
+             doc="Probe accuracy on backbone minus on head outputs.",
+             fields=guillotine.GUILLOTINE_FIELDS)

@@ -129,7 +129,7 @@ def metric_steps(every, total):
 def test_one_step_is_the_gradient_step_on_the_realised_batch():
     data = blobs(n=48, batch_size=8)
     a = arm(OBJECTIVES["cl"])
-    metric = SimilarityDescent(DescentParams(every=1), seed=7)
+    metric = SimilarityDescent(DescentParams(every=1), order_seed=7)
     _run(metric, a, data, steps=1, lrs=[0.3])
     z = a.embed(data.train_x).detach()
     expected = similarity_matrix(z)
@@ -144,8 +144,8 @@ def test_sparse_schedule_regenerates_the_same_batches():
     data = blobs(n=48, batch_size=8)
     a = arm(OBJECTIVES["nscl"])
     lrs = [0.1 * (t + 1) for t in range(10)]
-    dense = SimilarityDescent(DescentParams(every=1), seed=7)
-    sparse = SimilarityDescent(DescentParams(every=4), seed=7)
+    dense = SimilarityDescent(DescentParams(every=1), order_seed=7)
+    sparse = SimilarityDescent(DescentParams(every=4), order_seed=7)
     out_d = _run(dense, a, data, 10, lrs)
     out_s = _run(sparse, a, data, 10, lrs)
     assert torch.allclose(dense.sigma, sparse.sigma)
@@ -156,7 +156,7 @@ def test_sparse_schedule_regenerates_the_same_batches():
 def test_zero_learning_rate_keeps_the_start_and_gap_equals_drift():
     data = blobs(n=48, batch_size=8)
     a = arm(OBJECTIVES["supcon"])
-    metric = SimilarityDescent(DescentParams(every=2), seed=7)
+    metric = SimilarityDescent(DescentParams(every=2), order_seed=7)
     ctx0 = context(data, a, step=0, total=4, batch=next(iter(batches(data, 7, 1))))
     out0 = metric(ctx0)
     assert out0["gap"] == pytest.approx(0.0, abs=1e-9) and math.isnan(out0["relative_gap"])
@@ -171,7 +171,7 @@ def test_zero_learning_rate_keeps_the_start_and_gap_equals_drift():
 
 def test_foreign_batch_sequence_is_rejected():
     data = blobs(n=48, batch_size=8)
-    metric = SimilarityDescent(DescentParams(), seed=7)
+    metric = SimilarityDescent(DescentParams(), order_seed=7)
     wrong = next(iter(batches(data, 8, 1)))
     with pytest.raises(RuntimeError, match="batch at step 0"):
         metric(context(data, arm(OBJECTIVES["cl"]), step=0, total=3, batch=wrong))
@@ -179,8 +179,9 @@ def test_foreign_batch_sequence_is_rejected():
 
 def test_ce_and_oversized_sets_report_nan():
     data = blobs(n=48, batch_size=8)
-    out = SimilarityDescent(DescentParams(), seed=7)(context(data, arm(CrossEntropy(4, 3))))
+    metric = SimilarityDescent(DescentParams(), order_seed=7)
+    out = metric(context(data, arm(CrossEntropy(4, 3))))
     assert all(math.isnan(v) for v in out.values())
-    out = SimilarityDescent(DescentParams(max_train=10), seed=7)(
+    out = SimilarityDescent(DescentParams(max_train=10), order_seed=7)(
         context(data, arm(OBJECTIVES["cl"])))
     assert all(math.isnan(v) for v in out.values())

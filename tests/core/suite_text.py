@@ -20,8 +20,8 @@ seeds: 2
 leaderboard:
   rows: [optimizer.lr]
   metrics:
-    - {key: nccc.accuracy, label: NCCC accuracy, better: higher}
-    - {key: loss.train, label: final loss, better: lower}
+    - {key: nccc.accuracy, label: NCCC accuracy}
+    - {key: loss.train, label: final loss}
   plots: [loss.train]
 """
 

@@ -30,7 +30,7 @@ def test_cells_differ_by_seed_and_ids_are_stable(cells, tmp_path):
     again = expand(load_suite(tmp_path / "small.yaml"), registry())
     assert [c.id for c in again] == [c.id for c in cells]
     a, b = run_cell(cells[0]), run_cell(cells[1])
-    assert cells[0].varied["seed"] != cells[1].varied["seed"]
+    assert cells[0].varied["trial_seed"] != cells[1].varied["trial_seed"]
     assert a.batch_digest != b.batch_digest
 
 

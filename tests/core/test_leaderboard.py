@@ -20,12 +20,12 @@ def test_aggregation_missing_diverged_and_best(tmp_path):
     plots = "[loss.train, {key: nccc.accuracy, logy: true, where: {optimizer.lr: 0.1}}]"
     text = small_suite(lrs=(0.1, 0.2, 0.3)).replace("  plots: [loss.train]",
                                                      f"  plots: {plots}")
-    text = text.replace("- {key: loss.train, label: final loss, better: lower}",
-                        "- {key: loss.train, label: first loss, stat: first, better: lower}")
+    text = text.replace("- {key: loss.train, label: final loss}",
+                        "- {key: loss.train, label: first loss, stat: first}")
     (tmp_path / "s.yaml").write_text(text)
     loaded = load_suite(tmp_path / "s.yaml")
     cells = expand(loaded, registry())
-    by = {(c.varied["optimizer.lr"], c.seed): c for c in cells}
+    by = {(c.varied["optimizer.lr"], c.trial_seed): c for c in cells}
     store = Store(tmp_path / "db.sqlite")
     acc = {(0.1, 0): 0.5, (0.1, 1): 0.7, (0.2, 0): 0.9}  # (0.2, 1) missing
     for key, value in acc.items():
@@ -37,16 +37,20 @@ def test_aggregation_missing_diverged_and_best(tmp_path):
     for seed in (0, 1):  # lr 0.3 diverged in both seeds
         store.write(by[(0.3, seed)], CellResult(by[(0.3, seed)].id, "diverged",
                                                 error="non-finite loss at step 3"), {})
-    md = render(loaded, cells, store, tmp_path / "lb" / "s.md")
+    md = render(loaded, cells, store, tmp_path / "lb" / "s.md", registry())
     rows = {row[0]: row[1:] for row in _table(md)}
 
-    mean, std = statistics.fmean([0.5, 0.7]), statistics.stdev([0.5, 0.7])
-    assert rows["0.1"][0] == f"{mean:.4g} ± {std:.4g}"
-    assert rows["0.2"][0] == "**0.9 (n=1/2)**"  # best of the column, one seed missing
+    # mean ± t_{0.975, 1} * s / sqrt(2), with t_{0.975, 1} = 12.7062047 (tables)
+    mean, half = statistics.fmean([0.5, 0.7]), 12.706204736 * statistics.stdev([0.5, 0.7]) / 2**.5
+    assert rows["0.1"][0] == f"{mean:.4g} ± {half:.4g} (n=2)"
+    assert rows["0.2"][0] == "**0.9 (n=1/2)**"  # best (accuracy: higher), one seed missing
     assert rows["0.3"][0] == "— †2"
-    first = statistics.fmean([2.5, 2.7])
-    assert rows["0.1"][1] == f"**{first:.4g} ± {statistics.stdev([2.5, 2.7]):.4g}**"
+    first, half = statistics.fmean([2.5, 2.7]), 12.706204736 * statistics.stdev([2.5, 2.7]) / 2**.5
+    assert rows["0.1"][1] == f"**{first:.4g} ± {half:.4g} (n=2)**"  # loss: lower is better
     assert "- cells: 6 (3 complete, 2 diverged, 1 missing)" in md
+    assert "| NCCC accuracy | `nccc.accuracy` | held-out accuracy" in md  # legend
+    csv_rows = (tmp_path / "lb" / "s.csv").read_text().splitlines()
+    assert csv_rows[1].startswith("0.1,nccc.accuracy,last,mean,0.6")
     assert (tmp_path / "lb" / "s_loss.train.png").exists()
     assert (tmp_path / "lb" / "s_nccc.accuracy.png").exists()
     assert "![nccc.accuracy](s_nccc.accuracy.png)" in md

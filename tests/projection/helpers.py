@@ -55,7 +55,7 @@ def metric_context(arm: Arm, data: Data, views: list[torch.Tensor], step: int = 
     batch = Batch(data.train_x[:n], data.train_y[:n], index, step)
     return MetricContext(step=step, total_steps=100, arm_name=arm_name, arm=arm, data=data,
                          batch=batch, views=views, augmentation=augmentation,
-                         generator=torch.Generator().manual_seed(seed), spec={})
+                         generator=torch.Generator().manual_seed(seed), spec={}, seed=seed)
 
 
 class LinearOrbit:

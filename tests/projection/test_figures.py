@@ -7,7 +7,7 @@ from geobench.suite import Cell
 
 def _cell(i, norm, seed):
     arms = {a: {"head": {"name": "mlp", "norm": norm}} for a in ("relu", "gelu")}
-    return Cell(f"{i:016x}", "s", "smoke", seed, arms, {"head.norm": norm, "seed": seed})
+    return Cell(f"{i:016x}", "s", "smoke", seed, arms, {"head.norm": norm, "trial_seed": seed})
 
 
 def test_collect_groups_by_facet_and_arm_and_plot_writes(tmp_path):

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry import effective_rank, embedding_std
 from geobench_projection.metrics.common import features
 
@@ -57,6 +57,18 @@ class Collapse(Metric):
         return {k: v for k, v in stats.items() if not k.endswith("_dim")}
 
 
+COLLAPSE_FIELDS = {
+    "backbone_erank": FieldDoc("effective rank of the uncentred backbone representations of "
+                               "the reference set (1: complete collapse)"),
+    "head_erank": FieldDoc("effective rank of the uncentred head outputs of the reference set "
+                           "(1: complete collapse)"),
+    "backbone_std": FieldDoc("per-dimension std of l2-normalised backbone representations, "
+                             "averaged (0: collapse, about 1/sqrt(d) isotropic)"),
+    "head_std": FieldDoc("per-dimension std of l2-normalised head outputs, averaged "
+                         "(0: collapse, about 1/sqrt(d) isotropic)"),
+}
+
+
 class EscapeStep(Metric):
     """The first evaluated step at which the criterion exceeds ``threshold``.
 
@@ -86,6 +98,16 @@ class EscapeStep(Metric):
         step = self.first.get(ctx.arm_name)
         return {"escaped": float(step is not None),
                 "step": math.nan if step is None else float(step), "value": value}
+
+
+ESCAPE_STEP_FIELDS = {
+    "escaped": FieldDoc("1 once the criterion (effective rank or sqrt(d)·std) has exceeded "
+                        "the threshold, else 0"),
+    "step": FieldDoc("first evaluated step at which the criterion exceeded the threshold "
+                     "(NaN before)", "steps"),
+    "value": FieldDoc("the escape criterion now (effective rank, or sqrt(d)·std of "
+                      "l2-normalised outputs)"),
+}
 
 
 def build_collapse_metric(params: CollapseParams, ctx) -> Collapse:

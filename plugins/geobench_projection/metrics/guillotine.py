@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
 from geobench_projection.metrics.common import features
 
@@ -44,6 +44,16 @@ class Guillotine(Metric):
         back = self.score(ztr, ytr, zte, yte)
         head = self.score(htr, ytr, hte, yte)
         return {"backbone_accuracy": back, "head_accuracy": head, "gap": back - head}
+
+
+GUILLOTINE_FIELDS = {
+    "backbone_accuracy": FieldDoc("held-out accuracy of the probe on backbone representations",
+                                  "fraction", "higher"),
+    "head_accuracy": FieldDoc("held-out accuracy of the probe on head outputs", "fraction",
+                              "higher"),
+    "gap": FieldDoc("backbone minus head probe accuracy (> 0: cutting the head off helps)",
+                    "fraction"),
+}
 
 
 def build_guillotine(params: GuillotineParams, ctx) -> Guillotine:

@@ -30,7 +30,7 @@ from typing import Literal
 import torch
 from pydantic import Field
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry import EffectiveHessian, LinearOperator, spectrum_summary
 from geobench_projection.metrics.common import finite_or_nan
 
@@ -49,17 +49,17 @@ class EffectiveHessianParams(MetricParams):
     dtype: Literal["float32", "float64"] = Field("float64", description="arithmetic precision")
     zero_tol: float | None = Field(None, gt=0, description="|lambda| <= zero_tol * "
                                    "max|lambda(H)| counts as zero for G, K (None: 1000 eps)")
-    seed: int = Field(0, ge=0, description="Lanczos start vector seed")
 
 
 class HessianTrackingParams(EffectiveHessianParams):
     every: int | None = Field(10, ge=1, description="evaluate at steps 0, every, 2*every, ...")
 
 
-def _summary(op: LinearOperator, p: EffectiveHessianParams, floor: float | None
+def _summary(op: LinearOperator, p: EffectiveHessianParams, floor: float | None, seed: int
              ) -> dict[str, float]:
-    """spectrum_summary of ``op`` where |lambda| <= ``floor`` (absolute) counts as zero."""
-    kwargs = dict(k=p.k, tol=p.tol, max_iter=p.max_iter, seed=p.seed, probes=p.probes,
+    """spectrum_summary of ``op`` where |lambda| <= ``floor`` (absolute) counts as zero;
+    ``seed`` seeds the Lanczos start vector and the SLQ probes."""
+    kwargs = dict(k=p.k, tol=p.tol, max_iter=p.max_iter, seed=seed, probes=p.probes,
                   steps=p.slq_steps)
     if op.size <= p.dense_threshold:
         m = op.dense().to(torch.float64)
@@ -98,8 +98,9 @@ class EffectiveHessianMetric(Metric):
         hess = EffectiveHessian(problem.head, problem.loss, problem.z)
         out: dict[str, float] = {}
         floor = None
+        seed = int(torch.randint(0, 2**62, (1,), generator=ctx.generator))
         for prefix, name in OPERATORS:
-            summary = _summary(getattr(hess, name), self.params, floor)
+            summary = _summary(getattr(hess, name), self.params, floor, seed)
             if floor is None:
                 scale = max(abs(summary["lambda_min"]), abs(summary["lambda_max"]))
                 tol = self.params.zero_tol or 1e3 * torch.finfo(dtype).eps
@@ -123,3 +124,25 @@ def build_effective_hessian(params: EffectiveHessianParams, ctx) -> EffectiveHes
 def build_hessian_tracking(params: HessianTrackingParams, ctx) -> EffectiveHessianMetric:
     """The effective_hessian spectra tracked along training (every 10 steps by default)."""
     return EffectiveHessianMetric(params)
+
+
+def _spectrum_docs(prefix: str, op: str) -> dict[str, FieldDoc]:
+    """FieldDocs of one operator's spectrum_summary fields (``prefix`` as in OPERATORS)."""
+    return {
+        f"{prefix}lambda_min": FieldDoc(f"smallest eigenvalue of {op} at the representation"),
+        f"{prefix}lambda_max": FieldDoc(f"largest eigenvalue of {op} at the representation"),
+        f"{prefix}cond_abs": FieldDoc(f"ratio of the magnitudes of the spectrum's ends of {op} "
+                                      "(the condition number when definite)"),
+        f"{prefix}cond_pos": FieldDoc(f"largest over smallest positive eigenvalue of {op}"),
+        f"{prefix}neg_count": FieldDoc(f"number of negative eigenvalues of {op}", "count"),
+        f"{prefix}neg_mass": FieldDoc(f"summed |lambda| of the negative eigenvalues of {op}"),
+    }
+
+
+EFFECTIVE_HESSIAN_FIELDS = {
+    **_spectrum_docs("", "H_eff = d^2 L(h(z))/dz^2"),
+    **_spectrum_docs("G_", "G (Gauss-Newton / pull-back part of H_eff)"),
+    **_spectrum_docs("K_", "K (interaction term of H_eff, the head's curvature)"),
+    "grad_norm": FieldDoc("norm of dL/dh at the head outputs (the factor that scales K)"),
+    "loss": FieldDoc("the objective of the measured sub-batch, stop-gradient targets constant"),
+}

@@ -20,14 +20,13 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.api import Data, Metric, MetricContext, MetricParams
+from geobench.api import Data, FieldDoc, Metric, MetricContext, MetricParams
 from geobench_projection.metrics.common import features, finite_or_nan, fixed_indices
 
 
 class OrbitParams(MetricParams):
     samples: int = Field(128, ge=2, description="training samples N whose orbits are drawn")
     views: int = Field(8, ge=2, description="augmented views K per sample")
-    seed: int = Field(0, ge=0, description="seed of the fixed sample set")
 
 
 def orbit_spread(points: Tensor) -> tuple[float, float]:
@@ -85,7 +84,7 @@ class OrbitCompression(Metric):
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         p = self.params
-        index = fixed_indices(len(ctx.data.train_x), p.samples, p.seed)
+        index = fixed_indices(len(ctx.data.train_x), p.samples, ctx.seed)
         views = draw_orbits(ctx.data, ctx.augmentation, index, p.views, ctx.generator)
         n, k = views.shape[:2]
         z, h = features(ctx.arm, views.flatten(0, 1))
@@ -96,3 +95,17 @@ class OrbitCompression(Metric):
 def build_orbit_compression(params: OrbitParams, ctx) -> OrbitCompression:
     """Within-orbit over total spread in backbone vs head space (compression factor)."""
     return OrbitCompression(params)
+
+
+ORBIT_COMPRESSION_FIELDS = {
+    "backbone_orbit_ratio": FieldDoc("within-orbit over total spread of backbone "
+                                     "representations (0: orbits collapsed to points)"),
+    "head_orbit_ratio": FieldDoc("within-orbit over total spread of head outputs "
+                                 "(0: orbits collapsed to points)"),
+    "compression": FieldDoc("backbone orbit ratio over head orbit ratio (> 1: the head "
+                            "shrinks augmentation orbits relative to the data)"),
+    "backbone_class_sep": FieldDoc("between-class over within-class mean squared distance "
+                                   "of backbone representations"),
+    "head_class_sep": FieldDoc("between-class over within-class mean squared distance of "
+                               "head outputs"),
+}

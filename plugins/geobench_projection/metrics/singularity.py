@@ -34,7 +34,7 @@ from pydantic import Field
 from torch import Tensor, nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from geobench.api import Metric, MetricContext, MetricParams
+from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry import EffectiveHessian
 from geobench_projection.metrics.common import finite_or_nan
 from geobench_projection.objectives.common import functional_copy
@@ -145,6 +145,28 @@ class MetricSingularity(Metric):
                 "input_ratio": _abs_ratio(tangent, input_random),
                 "head_tangent_gain": _mean(gain_t), "head_random_gain": _mean(gain_r),
                 "head_ratio": _abs_ratio(gain_t, gain_r), "exact": float(exact)}
+
+
+METRIC_SINGULARITY_FIELDS = {
+    "tangent_rq": FieldDoc("mean signed Rayleigh quotient v'Gv/v'v of the pull-back metric G "
+                           "along augmentation-orbit directions"),
+    "random_rq": FieldDoc("mean signed Rayleigh quotient of G along random Gaussian "
+                          "directions of representation space"),
+    "ratio": FieldDoc("mean |RQ(G)| along orbit directions over that along random "
+                      "representation directions (0: G singular along the orbit)"),
+    "input_random_rq": FieldDoc("mean signed Rayleigh quotient of G along random input "
+                                "directions pushed through the backbone's Jacobian"),
+    "input_ratio": FieldDoc("mean |RQ(G)| along orbit directions over that along pushed-"
+                            "forward random input directions"),
+    "head_tangent_gain": FieldDoc("mean ||J_h v||^2/||v||^2 of the head along orbit "
+                                  "directions"),
+    "head_random_gain": FieldDoc("mean ||J_h v||^2/||v||^2 of the head along random "
+                                 "representation directions"),
+    "head_ratio": FieldDoc("head gain along orbit directions over that along random "
+                           "directions (loss-free pull-back J_h'J_h)"),
+    "exact": FieldDoc("1 with exact group-orbit tangents, 0 with finite-difference secants "
+                      "between two views"),
+}
 
 
 def build_metric_singularity(params: SingularityParams, ctx) -> MetricSingularity:

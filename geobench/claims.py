@@ -1,0 +1,190 @@
+"""Claims of a suite tested on its stored cells: effect, 95% interval, n and a verdict.
+
+For each claim the tested quantity ``d`` is, per pair of cells (paired form) or per cell
+(one-sample form):
+
+- ``compare: {key, a, b}``: ``value(a) - value(b)`` for two cells with the same trial seed and
+  the same value of every other grid key (grid keys zipped with ``key``, or containing it, go
+  with it);
+- ``compare: {arm: [a, b]}``: ``value(arm a) - value(arm b)`` within each cell;
+- one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``.
+
+With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``);
+pairs with a non-positive value are excluded.  The effect is the mean of ``d``; its 95%
+interval is Student-t (``ci: t``, the default) or a percentile bootstrap (``ci: bootstrap``).
+The claim is ``d > margin`` (``>`` forms) or ``d < -margin`` (``<`` forms):
+
+- ``holds``: the whole interval lies on the claimed side of the margin;
+- ``fails``: the whole interval lies on the other side;
+- ``inconclusive``: the interval contains the margin;
+- ``insufficient``: fewer than 3 pairs (values).
+
+Diverged and failed cells, and values that are missing or NaN, are excluded and counted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tabulate import tabulate
+
+from geobench.config import Claim
+from geobench.stats import interval
+from geobench.suite import Cell, LoadedSuite
+from geobench.values import StoredValues, config_value
+
+MIN_PAIRS = 3
+BAD = ("diverged", "failed")
+
+
+@dataclass
+class Verdict:
+    claim: Claim
+    effect: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    excluded: int
+    missing: int
+    verdict: str
+
+    def as_json(self) -> dict[str, Any]:
+        c = self.claim
+        return {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
+                "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": c.ci,
+                "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "n": self.n, "excluded": self.excluded, "missing": self.missing,
+                "verdict": self.verdict}
+
+
+class _Tally:
+    """The d values of one claim, with the excluded and missing counts."""
+
+    def __init__(self, claim: Claim, values: StoredValues) -> None:
+        self.claim, self.values = claim, values
+        self.d: list[float] = []
+        self.excluded = self.missing = 0
+
+    def get(self, cell: Cell, arm: str | None) -> float | None:
+        """The claim's value for ``arm`` of ``cell``; None (counted) when unusable."""
+        status = self.values.status(cell)
+        if status == "missing":
+            self.missing += 1
+            return None
+        value = None if status in BAD else self.values.value(cell, arm, self.claim.metric,
+                                                              self.claim.stat)
+        if value is None or math.isnan(value) or (self.claim.scale == "log" and value <= 0):
+            self.excluded += 1
+            return None
+        return math.log(value) if self.claim.scale == "log" else value
+
+    def add(self, a: float | None, b: float | None) -> None:
+        if a is not None and b is not None:
+            self.d.append(a - b)
+
+
+def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> list[Verdict]:
+    """The verdict of every claim of the suite on ``cells``."""
+    return [evaluate_claim(c, loaded, cells, values) for c in loaded.suite.claims]
+
+
+def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
+                   values: StoredValues) -> Verdict:
+    where = {k: v for k, v in claim.where.items() if k != "arm"}
+    chosen = [c for c in cells if all(config_value(c, k) == v for k, v in where.items())]
+    arm = claim.where.get("arm")
+    tally = _Tally(claim, values)
+    compare = claim.compare
+    if compare is None:
+        threshold = math.log(claim.threshold) if claim.scale == "log" else claim.threshold
+        for cell in chosen:
+            tally.add(tally.get(cell, arm), threshold)
+    elif compare.arm is not None:
+        for cell in chosen:
+            tally.add(tally.get(cell, compare.arm[0]), tally.get(cell, compare.arm[1]))
+    else:
+        for a, b in _pairs(loaded, chosen, compare.key, compare.a, compare.b):
+            va = tally.get(a, arm) if a is not None else _absent(tally)
+            vb = tally.get(b, arm) if b is not None else _absent(tally)
+            tally.add(va, vb)
+    return _verdict(claim, tally)
+
+
+def _absent(tally: _Tally) -> None:
+    tally.missing += 1
+    return None
+
+
+def _pairs(loaded: LoadedSuite, cells: list[Cell], key: str, a: Any, b: Any
+           ) -> list[tuple[Cell | None, Cell | None]]:
+    """Cells with ``key == a`` matched to cells with ``key == b`` of the same trial seed and
+    the same values of every grid key that does not go with ``key``."""
+    drop = _going_with(loaded, cells[0].profile if cells else "smoke", key)
+    sides: dict[Any, dict[Any, Cell]] = {}
+    for cell in cells:
+        value = config_value(cell, key)
+        side = "a" if value == a else "b" if value == b else None
+        if side is None:
+            continue
+        ident = repr(sorted((k, repr(v)) for k, v in cell.varied.items()
+                            if k not in drop and not _related(k, key)))
+        sides.setdefault(ident, {})[side] = cell
+    return [(pair.get("a"), pair.get("b")) for pair in sides.values()]
+
+
+def _related(grid_key: str, key: str) -> bool:
+    return grid_key == key or key.startswith(grid_key + ".") or grid_key.startswith(key + ".")
+
+
+def _going_with(loaded: LoadedSuite, profile: str, key: str) -> set[str]:
+    """Grid keys zipped together with ``key`` (they change with it)."""
+    prof = loaded.suite.profiles.get(profile)
+    zips = prof.zip if prof is not None and prof.zip is not None else loaded.suite.zip
+    return {k for group in zips if any(_related(g, key) for g in group) for k in group}
+
+
+def _verdict(claim: Claim, tally: _Tally) -> Verdict:
+    n = len(tally.d)
+    if n == 0:
+        return Verdict(claim, None, None, None, 0, tally.excluded, tally.missing,
+                       "insufficient")
+    effect, low, high = interval(tally.d, claim.ci)
+    clean = [None if math.isnan(x) else x for x in (low, high)]
+    if n < MIN_PAIRS or clean[0] is None:
+        verdict = "insufficient"
+    else:
+        sign = 1.0 if claim.expects_greater else -1.0
+        lo, hi = sorted((sign * low, sign * high))
+        verdict = ("holds" if lo > claim.margin else "fails" if hi < claim.margin
+                   else "inconclusive")
+    return Verdict(claim, effect, clean[0], clean[1], n, tally.excluded, tally.missing,
+                   verdict)
+
+
+def format_effect(v: Verdict) -> str:
+    """``effect [low, high]``; a log-scale effect as a ratio ``×r [×lo, ×hi]``."""
+    if v.effect is None:
+        return "—"
+    log = v.claim.scale == "log"
+
+    def fmt(x: float | None) -> str:
+        if x is None:
+            return "—"
+        return f"×{math.exp(x):.3g}" if log else f"{x:+.3g}"
+
+    return f"{fmt(v.effect)} [{fmt(v.ci_low)}, {fmt(v.ci_high)}]"
+
+
+def claims_table(verdicts: list[Verdict]) -> str:
+    """The markdown (github) table of verdicts: id, source, statement, effect, n, verdict."""
+    rows = []
+    for v in verdicts:
+        n = str(v.n) + (f" ({v.excluded} excluded)" if v.excluded else "") \
+            + (f" ({v.missing} missing)" if v.missing else "")
+        rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
+                     f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n,
+                     f"**{v.verdict}**"])
+    headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n", "verdict"]
+    return tabulate(rows, headers=headers, tablefmt="github") + "\n"

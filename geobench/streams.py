@@ -1,0 +1,58 @@
+"""Named random streams of a trial seed.
+
+Every random draw of a cell comes from ``(trial seed, stream name)``: the seed of a stream
+is the first 63 bits of ``sha256("<trial seed>/<name>")``, so streams are independent of
+each other, of the cell's id and of whatever else ran in the process.  The streams the
+engine uses:
+
+- ``init/<component>``  global RNG while ``backbone``, ``head``, ``objective``, ``init`` and
+  ``optimizer`` are built (the same for every arm and every cell of a trial seed);
+- ``data``              the dataset's own draws (class subset, splits, synthetic samples);
+- ``data/order``        the order of training samples (one permutation per epoch);
+- ``augment/<step>``    the views of step ``step`` (view 0, 1, ... drawn in turn);
+- ``train``             the global RNG during training steps (dropout and the like);
+- ``metric/<id>``       a metric instance's fixed draws (``MetricContext.seed``), and
+  ``metric/<id>/<step>`` its draws at one evaluation (``MetricContext.generator`` and the
+  global RNG while it runs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+DATA = "data"
+ORDER = "data/order"
+TRAIN = "train"
+
+
+def stream_seed(trial_seed: int, name: str) -> int:
+    """The 63-bit seed of stream ``name`` of ``trial_seed``."""
+    digest = hashlib.sha256(f"{trial_seed}/{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def generator(trial_seed: int, name: str) -> torch.Generator:
+    """A CPU generator on stream ``name`` of ``trial_seed``."""
+    return torch.Generator().manual_seed(stream_seed(trial_seed, name))
+
+
+def augment_stream(step: int) -> str:
+    return f"augment/{step}"
+
+
+def metric_stream(metric_id: str, step: int | None = None) -> str:
+    return f"metric/{metric_id}" if step is None else f"metric/{metric_id}/{step}"
+
+
+@contextmanager
+def global_rng(seed: int) -> Iterator[None]:
+    """Run the block with torch's global RNG (CPU and CUDA) seeded by ``seed``; the state
+    from before is restored afterwards, so the block neither sees nor disturbs it."""
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
