@@ -10,14 +10,17 @@ For each claim the tested quantity ``d`` is, per pair of cells (paired form) or 
 - one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``.
 
 With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``);
-pairs with a non-positive value are excluded.  The effect is the mean of ``d``; its 95%
-interval is Student-t (``ci: t``, the default) or a percentile bootstrap (``ci: bootstrap``).
+pairs with a non-positive value are excluded.  The unit of replication is the trial seed:
+the ``d`` of one trial seed (several when other grid keys vary) are averaged, since cells of
+one trial seed share data, views and initial weights.  The effect is the mean over trial
+seeds; its 95% interval is Student-t (``ci: t``, the default) or a percentile bootstrap
+(``ci: bootstrap``), over trial seeds.
 The claim is ``d > margin`` (``>`` forms) or ``d < -margin`` (``<`` forms):
 
 - ``holds``: the whole interval lies on the claimed side of the margin;
 - ``fails``: the whole interval lies on the other side;
 - ``inconclusive``: the interval contains the margin;
-- ``insufficient``: fewer than 3 pairs (values).
+- ``insufficient``: fewer than 3 trial seeds with a value.
 
 Diverged and failed cells, and values that are missing or NaN, are excluded and counted.
 """
@@ -46,6 +49,7 @@ class Verdict:
     ci_low: float | None
     ci_high: float | None
     n: int
+    pairs: int
     excluded: int
     missing: int
     verdict: str
@@ -55,16 +59,16 @@ class Verdict:
         return {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
                 "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": c.ci,
                 "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "n": self.n, "excluded": self.excluded, "missing": self.missing,
-                "verdict": self.verdict}
+                "n": self.n, "pairs": self.pairs, "excluded": self.excluded,
+                "missing": self.missing, "verdict": self.verdict}
 
 
 class _Tally:
-    """The d values of one claim, with the excluded and missing counts."""
+    """The d values of one claim by trial seed, with the excluded and missing counts."""
 
     def __init__(self, claim: Claim, values: StoredValues) -> None:
         self.claim, self.values = claim, values
-        self.d: list[float] = []
+        self.d: dict[int, list[float]] = {}
         self.excluded = self.missing = 0
 
     def get(self, cell: Cell, arm: str | None) -> float | None:
@@ -80,9 +84,13 @@ class _Tally:
             return None
         return math.log(value) if self.claim.scale == "log" else value
 
-    def add(self, a: float | None, b: float | None) -> None:
+    def add(self, trial_seed: int, a: float | None, b: float | None) -> None:
         if a is not None and b is not None:
-            self.d.append(a - b)
+            self.d.setdefault(trial_seed, []).append(a - b)
+
+    def per_seed(self) -> list[float]:
+        """The mean d of each trial seed, in seed order."""
+        return [sum(v) / len(v) for _, v in sorted(self.d.items())]
 
 
 def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> list[Verdict]:
@@ -100,15 +108,16 @@ def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
     if compare is None:
         threshold = math.log(claim.threshold) if claim.scale == "log" else claim.threshold
         for cell in chosen:
-            tally.add(tally.get(cell, arm), threshold)
+            tally.add(cell.trial_seed, tally.get(cell, arm), threshold)
     elif compare.arm is not None:
         for cell in chosen:
-            tally.add(tally.get(cell, compare.arm[0]), tally.get(cell, compare.arm[1]))
+            tally.add(cell.trial_seed, tally.get(cell, compare.arm[0]),
+                      tally.get(cell, compare.arm[1]))
     else:
         for a, b in _pairs(loaded, chosen, compare.key, compare.a, compare.b):
             va = tally.get(a, arm) if a is not None else _absent(tally)
             vb = tally.get(b, arm) if b is not None else _absent(tally)
-            tally.add(va, vb)
+            tally.add((a or b).trial_seed, va, vb)
     return _verdict(claim, tally)
 
 
@@ -146,11 +155,12 @@ def _going_with(loaded: LoadedSuite, profile: str, key: str) -> set[str]:
 
 
 def _verdict(claim: Claim, tally: _Tally) -> Verdict:
-    n = len(tally.d)
+    d = tally.per_seed()
+    n, pairs = len(d), sum(len(v) for v in tally.d.values())
     if n == 0:
-        return Verdict(claim, None, None, None, 0, tally.excluded, tally.missing,
+        return Verdict(claim, None, None, None, 0, 0, tally.excluded, tally.missing,
                        "insufficient")
-    effect, low, high = interval(tally.d, claim.ci)
+    effect, low, high = interval(d, claim.ci)
     clean = [None if math.isnan(x) else x for x in (low, high)]
     if n < MIN_PAIRS or clean[0] is None:
         verdict = "insufficient"
@@ -159,7 +169,7 @@ def _verdict(claim: Claim, tally: _Tally) -> Verdict:
         lo, hi = sorted((sign * low, sign * high))
         verdict = ("holds" if lo > claim.margin else "fails" if hi < claim.margin
                    else "inconclusive")
-    return Verdict(claim, effect, clean[0], clean[1], n, tally.excluded, tally.missing,
+    return Verdict(claim, effect, clean[0], clean[1], n, pairs, tally.excluded, tally.missing,
                    verdict)
 
 
@@ -181,10 +191,12 @@ def claims_table(verdicts: list[Verdict]) -> str:
     """The markdown (github) table of verdicts: id, source, statement, effect, n, verdict."""
     rows = []
     for v in verdicts:
-        n = str(v.n) + (f" ({v.excluded} excluded)" if v.excluded else "") \
+        n = str(v.n) + (f" ({v.pairs} pairs)" if v.pairs != v.n else "") \
+            + (f" ({v.excluded} excluded)" if v.excluded else "") \
             + (f" ({v.missing} missing)" if v.missing else "")
         rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
                      f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n,
                      f"**{v.verdict}**"])
-    headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n", "verdict"]
+    headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n (trial seeds)",
+               "verdict"]
     return tabulate(rows, headers=headers, tablefmt="github") + "\n"

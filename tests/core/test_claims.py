@@ -109,8 +109,9 @@ def test_paired_effect_interval_and_verdicts_from_known_values(tmp_path):
     assert got["up"].verdict == "holds"  # 0.446 > 0
     assert got["down"].verdict == "fails"
     assert got["wide"].verdict == "inconclusive"  # the interval contains the margin 1
-    # one-sample: lr 0.05 values are 1.0 / 2.0 (m0/m1) + 0.5 (x = v): 16 cells, all > 0.5
-    assert got["one"].n == 16 and got["one"].verdict == "holds"
+    # one-sample: lr 0.05 values are 1.0 / 2.0 (m0/m1) + 0.5 (x = v): 16 cells, all > 0.5,
+    # four per trial seed, averaged per trial seed (the unit): n = 4
+    assert (got["one"].n, got["one"].pairs) == (4, 16) and got["one"].verdict == "holds"
     assert got["one"].effect == pytest.approx(statistics.fmean(
         [val(c) - 0.5 for c in cells if c.varied["optimizer.lr"] == 0.05]))
     # log ratio m1/m0 = log 2 in every pair: a zero-width interval above 0

@@ -54,3 +54,35 @@ def test_aggregation_missing_diverged_and_best(tmp_path):
     assert (tmp_path / "lb" / "s_loss.train.png").exists()
     assert (tmp_path / "lb" / "s_nccc.accuracy.png").exists()
     assert "![nccc.accuracy](s_nccc.accuracy.png)" in md
+
+
+def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_path):
+    text = small_suite(lrs=(0.1, 0.2)).replace(
+        "    - {name: nccc, every: 10}", "    - {name: nccc, every: 10}\n"
+        "    - {name: collapse, every: 10}")
+    metrics = ["    - {key: collapse.backbone_erank, label: erank}"] + [
+        f"    - {{key: nccc.accuracy, label: acc{i}}}" for i in range(11)]
+    text = text.replace("    - {key: nccc.accuracy, label: NCCC accuracy}\n"
+                        "    - {key: loss.train, label: final loss}", "\n".join(metrics))
+    text = text.replace("  rows: [optimizer.lr]", "  rows: [optimizer.lr]\n"
+                                                  "  columns: trial_seed")
+    (tmp_path / "s.yaml").write_text(text)
+    loaded = load_suite(tmp_path / "s.yaml")
+    cells = expand(loaded, registry())
+    store = Store(tmp_path / "db.sqlite")
+    for cell in cells:
+        lr = cell.varied["optimizer.lr"]
+        finals = {"nccc.accuracy": lr + cell.trial_seed, "collapse.backbone_erank": 10 * lr}
+        store.write(cell, CellResult(cell.id, "complete", finals=finals), {})
+    md = render(loaded, cells, store, tmp_path / "s.md", registry())
+    tables = [block for block in md.split("\n\n") if block.startswith("|")]
+    main = tables[0].splitlines()
+    assert main[0].count("|") - 1 == 10  # lr, trial_seed (columns key), 8 metrics
+    assert "erank" in main[0] and "acc6" in main[0] and "acc7" not in main[0]
+    more = md.split("### More results")[1]
+    assert "acc7" in more and "acc10" in more
+    erank = [row.split("|")[3].strip() for row in main[2:]]
+    assert erank[0].startswith("1 (n=1)") and not any("**" in e for e in erank)
+    acc = [row.split("|")[4].strip() for row in main[2:]]
+    assert sum("**" in a for a in acc) == 1  # accuracy has a direction: the best is bold
+    assert "### acc0 by trial_seed" in md  # the pivoted detail table
