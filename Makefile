@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(VENV)/bin/geobench run suites/collapse.yaml
+	$(VENV)/bin/geobench claims suites/collapse.yaml
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -237,6 +237,27 @@ def _check_claims(loaded: LoadedSuite) -> None:
                               "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
 
 
+def _check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
+                         profile: str) -> None:
+    """Every claim's metric is measured in the profile, with a field the metric declares."""
+    specs = {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values()
+             for m in a["metrics"]}
+    for i, claim in enumerate(loaded.suite.claims):
+        mid, _, fld = claim.metric.rpartition("/")[2].partition(".")
+        if mid == "loss" and fld == "train":
+            continue
+        loc: Loc = ("claims", i, "metric")
+        if mid not in specs:
+            raise loaded.fail(loc, f"claim {claim.id!r}: no metric with id {mid!r} in profile "
+                                   f"{profile!r}{did_you_mean(mid, list(specs))}; ids: "
+                                   f"{', '.join(specs) or 'none'} (and loss.train)")
+        entry = registry.get("metrics", specs[mid])
+        if entry.fields and entry.field_doc(fld) is None:
+            raise loaded.fail(loc, f"claim {claim.id!r}: metric {specs[mid]!r} has no field "
+                                   f"{fld!r}{did_you_mean(fld, list(entry.fields))}; fields: "
+                                   f"{', '.join(entry.fields)}")
+
+
 def _resolve_arm(
     registry: Registry, spec: dict[str, Any], fail: Any
 ) -> tuple[dict[str, Any], dict[str, str]]:
@@ -381,4 +402,5 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
                        "arms": arms, "versions": versions}
             cells.append(Cell(cell_id(payload), suite.name, profile, seed, arms,
                               {**varied, "trial_seed": seed}, versions))
+    _check_claim_metrics(loaded, registry, cells, profile)
     return cells

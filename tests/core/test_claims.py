@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+import re
 import statistics
 
 import numpy as np
@@ -184,3 +185,13 @@ def test_claims_command_on_a_trained_suite(tmp_path, monkeypatch, capsys, seeds,
                             "ci_high", "n", "excluded", "verdict"}
     md = (tmp_path / "results" / "leaderboards" / "claims.md").read_text()
     assert md.split("\n\n")[1] == "## Claims"  # the claims come first
+
+
+def test_a_claim_on_an_unmeasured_metric_or_field_is_a_suite_error(tmp_path):
+    for metric, words in [("ncc.accuracy", "no metric with id 'ncc' in profile 'smoke' "
+                                           "(did you mean 'nccc'?)"),
+                          ("nccc.acuracy", "metric 'nccc' has no field 'acuracy' "
+                                           "(did you mean 'accuracy'?)")]:
+        claim = f"  - {{id: a, statement: s, metric: {metric}, expect: '> 0'}}"
+        with pytest.raises(SuiteError, match=re.escape(f"claims[0].metric: claim 'a': {words}")):
+            _suite(tmp_path, claim)
