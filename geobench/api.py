@@ -24,37 +24,12 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Protocol
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
 from torch import Tensor, nn
 
-
-class Params(BaseModel):
-    """Base of every component's parameter model: unknown fields are errors."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class DataParams(Params):
-    """Parameters every dataset accepts."""
-
-    n_train: int | None = Field(None, ge=1, description="training samples (None: all)")
-    n_test: int | None = Field(None, ge=1, description="held-out samples (None: all)")
-    classes: int | list[int] | None = Field(
-        None, description="class subset: a count C' (sampled from the seed) or explicit ids"
-    )
-    reference_size: int = Field(256, ge=1, description="fixed reference set for metrics")
-    batch_size: int = Field(128, ge=1, description="training batch size")
-
-
-class MetricParams(Params):
-    """Parameters every metric accepts."""
-
-    every: int | None = Field(
-        None, ge=1, description="evaluate at steps 0, every, 2*every, ...; always at the end"
-    )
+from geobench.params import DataParams, Direction, FieldDoc, MetricParams, Params
 
 
 @dataclass
@@ -195,19 +170,6 @@ class MetricContext:
     lrs: list[float] = field(default_factory=list)
 
 
-Direction = Literal["higher", "lower", "diagnostic"]
-
-
-@dataclass(frozen=True)
-class FieldDoc:
-    """What one field of a metric measures: a description, its unit ("" when
-    dimensionless) and which way is better (``diagnostic``: neither)."""
-
-    description: str
-    unit: str = ""
-    direction: Direction = "diagnostic"
-
-
 class Metric(abc.ABC):
     """A measurement: ``metric(ctx) -> {field: value}`` (finite floats or NaN)."""
 
@@ -238,3 +200,8 @@ class Executor(Protocol):
 
 
 Factory = Callable[[Any, BuildContext], Any]
+
+
+__all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
+           "Executor", "Factory", "FieldDoc", "Init", "Metric", "MetricContext", "MetricParams",
+           "Objective", "Params"]

@@ -1,28 +1,19 @@
-"""The core's own plugin: executors and harness-level metrics (registered like any plugin)."""
+"""The core's built-in plugin: executors, generic heads, optimizers and metrics.
 
-from geobench.executors.local import LocalParams, build_local
-from geobench.executors.pool import PoolParams, build_pool
-from geobench.executors.ray_cluster import RayParams, build_ray
-from geobench.executors.slurm import SlurmParams, build_slurm
+Loaded by module path (not an entry point), so it is there even with plugin autoload off.
+Implementations are imported inside the hooks: loading this module stays cheap.
+"""
+
 from geobench.hookspecs import hookimpl
-from geobench.metrics import (
-    EVAL_LOSS_FIELDS,
-    KNN_FIELDS,
-    LINEAR_PROBE_FIELDS,
-    NCCC_FIELDS,
-    EvalLoss,
-    EvalLossParams,
-    Knn,
-    KnnParams,
-    LinearProbe,
-    LinearProbeParams,
-    Nccc,
-    ReadoutParams,
-)
 
 
 @hookimpl
 def register_executors(register):
+    from geobench.executors.local import LocalParams, build_local
+    from geobench.executors.pool import PoolParams, build_pool
+    from geobench.executors.ray_cluster import RayParams, build_ray
+    from geobench.executors.slurm import SlurmParams, build_slurm
+
     register("local", build_local, params=LocalParams, doc="Serial, in this process.")
     register("pool", build_pool, params=PoolParams,
              doc="N worker processes; the parent alone writes results.")
@@ -33,14 +24,43 @@ def register_executors(register):
 
 
 @hookimpl
+def register_heads(register):
+    from geobench import heads
+
+    register("identity", heads.build_identity_head, params=heads.IdentityHeadParams,
+             doc="No head: h(z) = z (optional predictor).")
+    register("linear", heads.build_linear_head, params=heads.LinearHeadParams,
+             doc="Linear head h(z) = Wz (+ b) (optional predictor).")
+    register("mlp", heads.build_mlp_head, params=heads.MLPHeadParams,
+             doc="MLP head: depth 1-4, activation, norm, optional predictor.")
+
+
+@hookimpl
+def register_optimizers(register):
+    from geobench import optimizers as o
+
+    register("sgd", o.build_sgd, params=o.SGDParams, doc="SGD (torch.optim.SGD)")
+    register("adam", o.build_adam, params=o.AdamParams, doc="Adam (torch.optim.Adam)")
+    register("adamw", o.build_adamw, params=o.AdamWParams, doc="AdamW (torch.optim.AdamW)")
+    register("lars", o.build_lars, params=o.LARSParams,
+             doc="LARS: layer-wise trust ratio, momentum, weight decay (weights only)")
+
+
+@hookimpl
 def register_metrics(register):
-    register("linear_probe", lambda p, ctx: LinearProbe(p), params=LinearProbeParams,
+    from geobench import metrics as m
+
+    register("linear_probe", lambda p, ctx: m.LinearProbe(p), params=m.LinearProbeParams,
              doc="Linear-probe test accuracy on backbone or head features.",
-             fields=LINEAR_PROBE_FIELDS)
-    register("knn", lambda p, ctx: Knn(p), params=KnnParams,
-             doc="k-NN (cosine) test accuracy on backbone or head features.", fields=KNN_FIELDS)
-    register("nccc", lambda p, ctx: Nccc(p), params=ReadoutParams,
+             fields=m.LINEAR_PROBE_FIELDS)
+    register("knn", lambda p, ctx: m.Knn(p), params=m.KnnParams,
+             doc="k-NN (cosine) test accuracy on backbone or head features.",
+             fields=m.KNN_FIELDS)
+    register("nccc", lambda p, ctx: m.Nccc(p), params=m.ReadoutParams,
              doc="Nearest class-centre test accuracy on backbone or head features.",
-             fields=NCCC_FIELDS)
-    register("eval_loss", lambda p, ctx: EvalLoss(p), params=EvalLossParams,
-             doc="The objective on held-out batches.", fields=EVAL_LOSS_FIELDS)
+             fields=m.NCCC_FIELDS)
+    register("eval_loss", lambda p, ctx: m.EvalLoss(p), params=m.EvalLossParams,
+             doc="The objective on held-out batches.", fields=m.EVAL_LOSS_FIELDS)
+    register("effective_rank", lambda p, ctx: m.EffectiveRank(p), params=m.EffectiveRankParams,
+             doc="Effective rank of backbone or head features on the reference set.",
+             fields=m.EFFECTIVE_RANK_FIELDS)

@@ -34,8 +34,9 @@ from typing import Any
 from tabulate import tabulate
 
 from geobench.config import Claim
+from geobench.records import Cell
 from geobench.stats import interval
-from geobench.suite import Cell, LoadedSuite
+from geobench.suite import LoadedSuite
 from geobench.values import StoredValues, config_value
 
 MIN_PAIRS = 3

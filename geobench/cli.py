@@ -1,18 +1,21 @@
-"""``geobench run | list | show | validate | results | leaderboard | claims | analyze``."""
+"""geobench: run suites of representation-geometry benchmarks and publish their leaderboards.
+
+Plugins add commands of their own (`geobench plugins` lists what each one provides)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from tabulate import tabulate
 
+from geobench.errors import RegistryError, did_you_mean
 from geobench.hookspecs import KINDS
-from geobench.registry import RegistryError, did_you_mean
 from geobench.yamlio import SuiteError
 
 DEFAULT_STORE = "results/geobench.sqlite"
@@ -40,9 +43,42 @@ EXECUTOR_FLAGS = [
 ]
 
 
-def parser() -> argparse.ArgumentParser:
+class PluginCommands:
+    """What ``register_commands(cli)`` receives: ``cli.add(name, summary, main)``."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, tuple[str, Callable[[list[str]], int]]] = {}
+
+    def add(self, name: str, summary: str, main: Callable[[list[str]], int]) -> None:
+        if name in COMMANDS or name in self.commands:
+            raise RegistryError(f"command {name!r} is already defined")
+        self.commands[name] = (summary, main)
+
+
+def plugin_commands() -> dict[str, tuple[str, Callable[[list[str]], int]]]:
+    """name -> (summary, main) of every loaded plugin's commands; a plugin whose hook fails
+    or redefines a command is skipped with a warning."""
+    from geobench.plugins import plugins
+
+    loaded, cli = plugins(), PluginCommands()
+    for name, info in list(loaded.info.items()):
+        if "register_commands" not in info.hooks:
+            continue
+        staged = PluginCommands()
+        staged.commands = dict(cli.commands)
+        try:
+            loaded.call(name, "register_commands", cli=staged)
+        except (Exception, SystemExit) as exc:
+            loaded.drop(name, f"register_commands: {exc}")
+            continue
+        cli = staged
+    return cli.commands
+
+
+def parser(extra: dict[str, tuple[str, Callable[[list[str]], int]]] | None = None
+           ) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="geobench", description=__doc__)
-    sub = ap.add_subparsers(dest="command", required=True)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run a suite's missing cells, then publish its leaderboard")
     _suite_args(run)
     run.add_argument("--executor", help="registered executor: local, pool, ray, slurm, ... "
@@ -76,8 +112,10 @@ def parser() -> argparse.ArgumentParser:
     _suite_args(col)
     col.add_argument("--folder", help="the jobs' folder (default: the suite's, else "
                                       "results/slurm)")
-    sub.add_parser("analyze", help="orbit compression / metric singularity of a checkpoint",
-                   add_help=False)
+    plg = sub.add_parser("plugins", help="loaded plugins: distribution, version, hooks")
+    plg.add_argument("--json", action="store_true", help="JSON lines, one object per plugin")
+    for name, (summary, _) in (extra or {}).items():
+        sub.add_parser(name, help=summary, add_help=False)
     return ap
 
 
@@ -258,18 +296,29 @@ def cmd_collect(args) -> int:
     return 0
 
 
+def cmd_plugins(args) -> int:
+    from geobench.plugins import plugins
+
+    for info in plugins().info.values():
+        if args.json:
+            print(json.dumps({"name": info.name, "dist": info.dist, "version": info.version,
+                              "hooks": list(info.hooks)}))
+        else:
+            print(f"{info.name:<12} {info.dist} {info.version}: {', '.join(info.hooks)}")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
             "results": cmd_results, "leaderboard": cmd_leaderboard, "claims": cmd_claims,
-            "collect": cmd_collect}
+            "collect": cmd_collect, "plugins": cmd_plugins}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "analyze":
-        from geobench_projection.analyze import main as analyze
-
-        return analyze(argv[1:])
-    args = parser().parse_args(argv)
+    extra = plugin_commands()
+    if argv and argv[0] in extra:
+        return extra[argv[0]][1](argv[1:])
+    args = parser(extra).parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except (SuiteError, RegistryError) as exc:

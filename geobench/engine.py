@@ -16,7 +16,6 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -25,6 +24,7 @@ from torch import nn
 from geobench.api import Arm, BuildContext, Data, Metric, MetricContext
 from geobench.loader import batch_hash, batches, steps_per_epoch
 from geobench.plugins import registry as default_registry
+from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm, finals_of
 from geobench.registry import Registry
 from geobench.streams import (
     DATA,
@@ -36,24 +36,9 @@ from geobench.streams import (
     metric_stream,
     stream_seed,
 )
-from geobench.suite import SINGLE_ARM, Cell
 
 Progress = Callable[[int, int, float], None]
 CHECK_EVERY = 10  # steps between checks for a non-finite loss (each check syncs the device)
-
-
-@dataclass
-class CellResult:
-    cell_id: str
-    status: str  # complete | diverged | failed
-    error: str | None = None
-    traceback: str | None = None
-    series: list[tuple[str, str, int, float]] = field(default_factory=list)
-    finals: dict[str, float] = field(default_factory=dict)
-    started: float = 0.0
-    finished: float = 0.0
-    device: str = "cpu"
-    batch_digest: str = ""
 
 
 def resolve_device(name: str) -> torch.device:
@@ -181,11 +166,12 @@ class _ArmRun:
 def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None = None
              ) -> CellResult:
     """Train every arm of ``cell`` in lockstep; never raises (failures become the status)."""
-    result = CellResult(cell.id, "complete", started=time.time())
+    result = CellResult(cell.id, Status.COMPLETE, started=time.time())
     try:
         _train(cell, reg or default_registry(), progress, result)
     except Exception as exc:  # a failing cell is recorded and the grid goes on
-        result.status, result.error = "failed", f"{type(exc).__name__}: {exc}".splitlines()[0]
+        result.status = Status.FAILED
+        result.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result.traceback = traceback.format_exc()
     result.finished = time.time()
     return result
@@ -230,7 +216,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
                 return
             pending = []
     result.batch_digest = batch_hash_of(digest)
-    result.finals = _finals(result.series)
+    result.finals = finals_of(result.series)
 
 
 def batch_hash_of(hashes: list[str]) -> str:
@@ -260,12 +246,12 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total) -> bo
         step = start + i
         for run, value in zip(runs, row):
             if not math.isfinite(value):
-                result.status = "diverged"
+                result.status = Status.DIVERGED
                 result.error = f"non-finite loss at step {step} (arm {run.name})"
-                result.finals = _finals(result.series)
+                result.finals = finals_of(result.series)
                 return True
             if step % log_every == 0 or step == total - 1:
-                result.series.append((run.name, "loss.train", step, value))
+                result.series.append((run.name, TRAIN_LOSS_KEY, step, value))
     if progress is not None:
         progress(upto, total, float(losses[-1].mean()))
     return False
@@ -284,7 +270,7 @@ def _run_metrics(runs, step, total, data, batch, views, augment, trial, history,
         pairs = [(r, reference) for r in runs[1:]] if metric.cross_arm else [(run, None)]
         seed = stream_seed(trial, metric_stream(mid, step))
         for arm_run, ref in pairs:
-            label = f"{reference.name}~{arm_run.name}" if ref is not None else arm_run.name
+            label = cross_arm(reference.name, arm_run.name) if ref is not None else arm_run.name
             hist = history.setdefault((label, mid), {})
             ctx = MetricContext(
                 step=step, total_steps=total, arm_name=arm_run.name, arm=arm_run.arm, data=data,
@@ -307,13 +293,3 @@ def _run_metrics(runs, step, total, data, batch, views, augment, trial, history,
                 hist.setdefault(fld, []).append((step, value))
                 result.series.append((label, f"{mid}.{fld}", step, value))
 
-
-def _finals(series: list[tuple[str, str, int, float]]) -> dict[str, float]:
-    """Last value of each series, keyed ``<arm>/<metric>.<field>`` (no arm prefix for a
-    single-arm run)."""
-    last: dict[str, tuple[int, float]] = {}
-    for arm, metric, step, value in series:
-        key = metric if arm == SINGLE_ARM else f"{arm}/{metric}"
-        if key not in last or step >= last[key][0]:
-            last[key] = (step, value)
-    return {key: value for key, (_, value) in last.items()}

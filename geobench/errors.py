@@ -1,13 +1,23 @@
-"""One-line descriptions of pydantic validation errors, with did-you-mean suggestions."""
+"""User-facing errors: one-line descriptions of pydantic validation errors, lookup errors,
+and did-you-mean suggestions."""
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any
 
 from pydantic import BaseModel
 
-from geobench.registry import did_you_mean
+
+class RegistryError(ValueError):
+    """A lookup or registration problem, phrased for the user."""
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """`` (did you mean 'x'?)`` when a close match exists, else ``''``."""
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _allowed_fields(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> list[str]:

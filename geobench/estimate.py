@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from geobench.suite import Cell
+from geobench.records import Cell
 
 THROUGHPUT = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 DATASET_SIZES = {"cifar10": 50000, "cifar100": 50000}  # training images, for epoch counts

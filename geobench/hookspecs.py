@@ -1,7 +1,13 @@
-"""One hook per component kind. A plugin implements ``register_<kind>(register)`` and calls
-``register(name, factory, params=<pydantic model>, doc="...")`` once per component; a metric
-also passes ``fields={field: FieldDoc(description, unit, direction)}`` (keys may be shell
-patterns such as ``acc_*``)."""
+"""One hook per component kind, and one for commands.
+
+A plugin implements ``register_<kind>(register)`` and calls ``register(name, factory,
+params=<pydantic model>, doc="...")`` once per component; a metric also passes
+``fields={field: FieldDoc(description, unit, direction)}`` (keys may be shell patterns such
+as ``acc_*``). ``register_commands(cli)`` adds subcommands with ``cli.add(name, summary,
+main)``, ``main(argv) -> exit status``. Keep a plugin's top-level imports light (pluggy,
+geobench.hookspecs) and import its implementation inside the hooks: every command, ``--help``
+included, loads the plugin modules.
+"""
 
 import pluggy
 
@@ -62,3 +68,10 @@ class Specs:
     @hookspec
     def register_inits(self, register):
         """Register initialisations: factory(params, ctx) -> geobench.api.Init."""
+
+    @hookspec
+    def register_commands(self, cli):
+        """Add subcommands: cli.add(name, summary, main) with main(argv: list[str]) -> int."""
+
+
+HOOKS = tuple(name for name in vars(Specs) if name.startswith("register_"))

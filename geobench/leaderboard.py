@@ -24,10 +24,11 @@ from tabulate import tabulate
 from geobench.api import FieldDoc
 from geobench.claims import claims_table, evaluate
 from geobench.config import LeaderboardMetric, PlotSpec
+from geobench.records import SINGLE_ARM, Cell
 from geobench.registry import Registry
 from geobench.stats import t_half_width
 from geobench.store import Store
-from geobench.suite import SINGLE_ARM, Cell, LoadedSuite
+from geobench.suite import LoadedSuite
 from geobench.values import StoredValues, config_value, field_doc
 
 MISSING = "—"

@@ -11,6 +11,7 @@ from torch import Tensor
 
 from geobench.api import Arm, Batch, FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
+from geobench.geometry.rank import effective_rank
 
 
 @torch.no_grad()
@@ -113,4 +114,27 @@ class EvalLoss(Metric):
 EVAL_LOSS_FIELDS = {
     "value": FieldDoc("the arm's training objective averaged over held-out batches", "",
                       "lower"),
+}
+
+
+class EffectiveRankParams(MetricParams):
+    space: Literal["backbone", "head"] = Field("backbone", description="features measured")
+    samples: int = Field(256, ge=2, description="reference samples used")
+    center: bool = Field(True, description="subtract the mean feature first")
+
+
+class EffectiveRank(Metric):
+    """Effective rank (Roy & Vetterli 2007) exp(-Σ p_k log p_k), p_k = s_k / Σ s, of the
+    reference set's features (s: singular values; centred unless ``center: false``)."""
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        x = ctx.data.reference_x[: self.params.samples]
+        z = features(ctx.arm, x, self.params.space)
+        return {"erank": effective_rank(z, center=self.params.center)}
+
+
+EFFECTIVE_RANK_FIELDS = {
+    "erank": FieldDoc("effective rank of the features on the reference set (centred: 0 when "
+                      "every sample has the same features; at most the feature width)",
+                      "dimensions", "diagnostic"),
 }

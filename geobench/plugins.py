@@ -1,75 +1,169 @@
-"""Loads plugins from the ``geobench`` entry-point group into a ``Registry``.
+"""Loads plugins into a pluggy ``PluginManager`` and their components into a ``Registry``.
 
-``GEOBENCH_PLUGINS=a,b`` loads only the named entry points (the core's own ``core`` entry
-point always loads); ``GEOBENCH_DISABLE_PLUGIN_AUTOLOAD=1`` loads only the built-in plugins.
-A plugin that fails to import is reported on stderr and skipped.
+The core's built-ins (``geobench.builtins``) load by module path. Every other plugin,
+the bundled paper plugins included, loads from the ``geobench`` entry-point group:
+``GEOBENCH_PLUGINS=a,b`` loads only the named entry points and
+``GEOBENCH_DISABLE_PLUGIN_AUTOLOAD=1`` none of them.
+
+Isolation: a plugin that fails to import, whose hook raises (or calls ``sys.exit``), or that
+registers a name another plugin already holds is reported in one warning naming the plugin
+and its distribution, and skipped as a whole; a hookimpl whose name is no hook
+(``register_head``) is reported with a did-you-mean and ignored.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
+from importlib import import_module
+from importlib.metadata import entry_points
 
 import pluggy
 
 from geobench import hookspecs
-from geobench.hookspecs import KINDS
+from geobench.errors import RegistryError, did_you_mean
+from geobench.hookspecs import HOOKS, KINDS
 from geobench.registry import EmptyParams, Entry, Registry
 
 GROUP = "geobench"
-BUILTIN_DIST = "geobench"
+BUILTINS = {"core": "geobench.builtins"}
 
 
-def _selected(eps: list[EntryPoint]) -> list[EntryPoint]:
-    if os.environ.get("GEOBENCH_DISABLE_PLUGIN_AUTOLOAD") == "1":
-        return [ep for ep in eps if ep.dist is not None and ep.dist.name == BUILTIN_DIST]
-    only = os.environ.get("GEOBENCH_PLUGINS")
-    if only:
-        wanted = {name.strip() for name in only.split(",")} | {"core"}
-        return [ep for ep in eps if ep.name in wanted]
-    return eps
+@dataclass(frozen=True)
+class PluginInfo:
+    """A loaded plugin: its name, distribution, version and the hooks it implements."""
+
+    name: str
+    dist: str
+    version: str
+    hooks: tuple[str, ...]
+
+    @property
+    def origin(self) -> str:
+        return f"{self.name} ({self.dist})"
+
+
+class Plugins:
+    """The plugin manager with what each plugin is and the warnings raised loading it."""
+
+    def __init__(self, extra_plugins: tuple[object, ...] = ()) -> None:
+        self.pm = pluggy.PluginManager(GROUP)
+        self.pm.add_hookspecs(hookspecs.Specs)
+        self.info: dict[str, PluginInfo] = {}
+        for name, module in BUILTINS.items():
+            self._add(import_module(module), name, "geobench", _version("geobench"))
+        self._load_entry_points()
+        for plugin in extra_plugins:
+            name = getattr(plugin, "__name__", type(plugin).__name__)
+            self._add(plugin, name, "?", "?")
+
+    def _load_entry_points(self) -> None:
+        if os.environ.get("GEOBENCH_DISABLE_PLUGIN_AUTOLOAD") == "1":
+            return
+        only = os.environ.get("GEOBENCH_PLUGINS")
+        wanted = {n.strip() for n in only.split(",")} if only else None
+        for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+            if (wanted is not None and ep.name not in wanted) or ep.name in self.info:
+                continue
+            dist = ep.dist.name if ep.dist is not None else "?"
+            version = ep.dist.version if ep.dist is not None else "?"
+            try:
+                plugin = ep.load()
+            except (Exception, SystemExit) as exc:  # a broken plugin must not take others down
+                warn(f"plugin {ep.name!r} (dist {dist} {version}) failed to load: "
+                     f"{_describe(exc)}")
+                continue
+            self._add(plugin, ep.name, dist, version)
+
+    def _add(self, plugin: object, name: str, dist: str, version: str) -> None:
+        for attr in dir(plugin):
+            if attr not in HOOKS and self.pm.parse_hookimpl_opts(plugin, attr) is not None:
+                warn(f"plugin {name!r} (dist {dist} {version}): {attr!r} is not a geobench "
+                     f"hook{did_you_mean(attr, list(HOOKS))}; it is ignored")
+        try:
+            self.pm.register(plugin, name=name)
+        except (Exception, SystemExit) as exc:
+            warn(f"plugin {name!r} (dist {dist} {version}) skipped: {_describe(exc)}")
+            return
+        callers = self.pm.get_hookcallers(plugin) or []
+        hooks = tuple(sorted(c.name for c in callers if c.name in HOOKS))
+        self.info[name] = PluginInfo(name, dist, version, hooks)
+
+    def drop(self, name: str, reason: str) -> None:
+        """Unregister plugin ``name`` with a warning naming it and ``reason``."""
+        info = self.info.pop(name)
+        self.pm.unregister(name=name)
+        warn(f"plugin {name!r} (dist {info.dist} {info.version}) skipped: {reason}")
+
+    def call(self, name: str, hook: str, **kwargs: object) -> None:
+        """Call plugin ``name``'s implementation of ``hook`` (through pluggy) alone."""
+        others = [p for n, p in self.pm.list_name_plugin() if n != name]
+        self.pm.subset_hook_caller(hook, remove_plugins=others)(**kwargs)
+
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
 
 
 def load_registry(extra_plugins: tuple[object, ...] = ()) -> Registry:
     """Load every selected plugin (plus ``extra_plugins`` objects) into a fresh Registry."""
-    pm = pluggy.PluginManager(GROUP)
-    pm.add_hookspecs(hookspecs.Specs)
-    origins: dict[object, tuple[str, str]] = {}
-    for ep in _selected(sorted(entry_points(group=GROUP), key=lambda e: e.name)):
-        dist = ep.dist.name if ep.dist is not None else "?"
-        version = ep.dist.version if ep.dist is not None else "?"
-        try:
-            module = ep.load()
-        except Exception as exc:  # a broken plugin must not take the others down
-            print(f"warning: plugin {ep.name!r} (dist {dist} {version}) failed to load: "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        if pm.is_registered(module):
-            continue
-        pm.register(module, name=ep.name)
-        origins[module] = (f"{ep.name} ({dist})", version)
-    for plugin in extra_plugins:
-        pm.register(plugin)
-        origins[plugin] = (getattr(plugin, "__name__", type(plugin).__name__), "?")
+    return build_registry(Plugins(extra_plugins))
 
+
+def build_registry(plugins: Plugins) -> Registry:
+    """Every plugin's components; a plugin whose hook fails or clashes is dropped whole."""
     registry = Registry()
-    for kind in KINDS:
-        hook = getattr(pm.hook, f"register_{kind}")
-        for impl in hook.get_hookimpls():
-            origin, version = origins.get(impl.plugin, (impl.plugin_name, "?"))
-
-            def register(name, factory, params=EmptyParams, doc="", fields=None, *, _k=kind,
-                         _o=origin, _v=version):
-                registry.add(Entry(_k, name, factory, params, doc.strip().split("\n")[0], _o, _v,
-                                   dict(fields or {})))
-
-            impl.function(register=register)
+    for name, info in list(plugins.info.items()):
+        staged = Registry()
+        try:
+            for kind in KINDS:
+                if f"register_{kind}" in info.hooks:
+                    plugins.call(name, f"register_{kind}",
+                                 register=_stager(staged, kind, info))
+            for kind in KINDS:
+                for entry in staged.entries[kind].values():
+                    if entry.name in registry.entries[kind]:
+                        registry.add(entry)  # raises, naming both origins
+        except (Exception, SystemExit) as exc:
+            plugins.drop(name, str(exc) if isinstance(exc, RegistryError) else _describe(exc))
+            continue
+        for kind in KINDS:
+            registry.entries[kind].update(staged.entries[kind])
     return registry
+
+
+def _stager(staged: Registry, kind: str, info: PluginInfo):
+    def register(name, factory, params=EmptyParams, doc="", fields=None):
+        staged.add(Entry(kind, name, factory, params, (doc or "").strip().split("\n")[0],
+                         info.origin, info.version, dict(fields or {})))
+
+    return register
+
+
+@cache
+def plugins() -> Plugins:
+    """The process-wide plugin manager, loaded on first use (imports only plugin modules)."""
+    return Plugins()
 
 
 @cache
 def registry() -> Registry:
     """The process-wide registry, loaded on first use."""
-    return load_registry()
+    return build_registry(plugins())

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Any, get_origin
+from typing import TYPE_CHECKING, Any, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from geobench.api import BuildContext, Factory, FieldDoc, Params
+from geobench.errors import RegistryError, did_you_mean
 from geobench.hookspecs import KINDS
+from geobench.params import FieldDoc, Params
 
-
-class RegistryError(ValueError):
-    """A lookup or registration problem, phrased for the user."""
+if TYPE_CHECKING:
+    from geobench.api import BuildContext, Factory
 
 
 class EmptyParams(Params):
@@ -59,12 +58,6 @@ def _type_name(annotation: Any) -> str:
     plain = isinstance(annotation, type) and get_origin(annotation) is None
     text = annotation.__name__ if plain else str(annotation)
     return text.replace("typing.", "")
-
-
-def did_you_mean(word: str, choices: list[str]) -> str:
-    """`` (did you mean 'x'?)`` when a close match exists, else ``''``."""
-    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass

@@ -13,13 +13,14 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from geobench.api import BuildContext
-from geobench.engine import CellResult, run_cell
+from geobench.engine import run_cell
 from geobench.errors import describe_validation_error
 from geobench.plugins import registry
 from geobench.provenance import provenance
+from geobench.records import Cell, CellResult, Status
 from geobench.registry import Registry, RegistryError
 from geobench.store import Store
-from geobench.suite import Cell, expand, load_suite
+from geobench.suite import expand, load_suite
 
 
 @dataclass
@@ -64,7 +65,7 @@ class _Progress:
             self.cell_bar = None
         if self.grid is not None:
             self.grid.update(1)
-            if result.status != "complete":
+            if result.status != Status.COMPLETE:
                 self.grid.write(f"{cell.id} ({describe(cell)}): {result.status}: {result.error}")
         elif not self.quiet:
             took = result.finished - result.started
@@ -119,7 +120,7 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
             for cell, result in _execute(runner, todo, progress):
                 if isinstance(result, BaseException):  # the executor lost the task
                     now = time.time()
-                    result = CellResult(cell.id, "failed", f"{type(result).__name__}: {result}"
+                    result = CellResult(cell.id, Status.FAILED, f"{type(result).__name__}: {result}"
                                         .splitlines()[0], started=now, finished=now)
                 store.write(cell, result, provenance())
                 summary.statuses[result.status] += 1

@@ -12,8 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from geobench.engine import CellResult
-from geobench.suite import Cell
+from geobench.records import DONE, Cell, CellResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -31,7 +30,6 @@ CREATE TABLE IF NOT EXISTS finals (
     PRIMARY KEY (cell, key)
 );
 """
-DONE = ("complete", "diverged")  # statuses a rerun skips; failed cells are retried
 
 
 class Store:
@@ -62,7 +60,7 @@ class Store:
             self.db.execute(
                 "INSERT INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (cell.id, cell.suite, cell.profile, cell.trial_seed, json.dumps(cell.config()),
-                 result.status, result.error, result.traceback, result.started,
+                 str(result.status), result.error, result.traceback, result.started,
                  result.finished, result.finished - result.started, json.dumps(prov)))
             self.db.executemany("INSERT INTO series VALUES (?,?,?,?,?)",
                                 [(cell.id, *row) for row in result.series])

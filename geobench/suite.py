@@ -11,7 +11,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,33 +20,12 @@ from pydantic import ValidationError
 import geobench
 from geobench.config import COMPONENT_KINDS, SHARED_ACROSS_ARMS, RunSpec, Suite
 from geobench.errors import describe_validation_error
+from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.registry import Registry, RegistryError, did_you_mean
 from geobench.yamlio import SuiteError, line_of, load_yaml
 
-SINGLE_ARM = "main"
 METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
 Loc = tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run of a suite: every arm's resolved spec, its trial seed and its id.
-
-    The id (a hash of the resolved config and versions) is the resume key only; every
-    random draw derives from ``trial_seed`` through named streams (``geobench.streams``).
-    """
-
-    id: str
-    suite: str
-    profile: str
-    trial_seed: int
-    arms: dict[str, dict[str, Any]]
-    varied: dict[str, Any]
-    versions: dict[str, str] = field(default_factory=dict)
-
-    def config(self) -> dict[str, Any]:
-        return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,
-                "arms": self.arms, "varied": self.varied, "versions": self.versions}
 
 
 @dataclass
@@ -217,7 +196,7 @@ def _check_claims(loaded: LoadedSuite) -> None:
     arms = list(suite.arms) or [SINGLE_ARM]
     for i, claim in enumerate(suite.claims):
         loc: Loc = ("claims", i)
-        named = [claim.metric.partition("/")[0]] if "/" in claim.metric else []
+        named = [claim.metric.partition("/")[0]] if "/" in claim.metric else []  # arm given
         if "arm" in claim.where:
             named.append(str(claim.where["arm"]))
         if claim.compare is not None and claim.compare.arm is not None:
@@ -243,8 +222,8 @@ def _check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Ce
     specs = {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values()
              for m in a["metrics"]}
     for i, claim in enumerate(loaded.suite.claims):
-        mid, _, fld = claim.metric.rpartition("/")[2].partition(".")
-        if mid == "loss" and fld == "train":
+        _, mid, fld = parse_metric_key(claim.metric)
+        if f"{mid}.{fld}" == TRAIN_LOSS_KEY:
             continue
         loc: Loc = ("claims", i, "metric")
         if mid not in specs:

@@ -12,9 +12,18 @@ from collections import defaultdict
 from typing import Any
 
 from geobench.api import FieldDoc
+from geobench.records import (
+    SINGLE_ARM,
+    TRAIN_LOSS_KEY,
+    Cell,
+    cross_arm,
+    measured_arm,
+    metric_key,
+    parse_metric_key,
+)
 from geobench.registry import Registry, RegistryError
 from geobench.store import Store
-from geobench.suite import SINGLE_ARM, Cell, get_dotted
+from geobench.suite import get_dotted
 
 TRAIN_LOSS = FieldDoc("training loss of the step's batch", "", "lower")
 
@@ -43,8 +52,7 @@ class StoredValues:
         self.rows = store.cells(ids)
         self.series: dict[tuple[str, str], list[float]] = defaultdict(list)
         for cell, arm, metric, _step, value in store.series(ids):
-            key = metric if arm == SINGLE_ARM else f"{arm}/{metric}"
-            self.series[(cell, key)].append(value)
+            self.series[(cell, metric_key(arm, metric))].append(value)
 
     def status(self, cell: Cell) -> str:
         """complete | diverged | failed | missing (not in the store)."""
@@ -71,16 +79,15 @@ def _lookup_keys(cell: Cell, arm: str | None, key: str) -> list[str]:
     if "/" in key or arm is None or list(cell.arms) == [SINGLE_ARM]:
         return [key]
     ref = next(iter(cell.arms))
-    return [f"{arm}/{key}", f"{ref}~{arm}/{key}"]
+    return [metric_key(arm, key), metric_key(cross_arm(ref, arm), key)]
 
 
 def field_doc(registry: Registry, cell: Cell, key: str) -> FieldDoc | None:
     """The declared meaning of result ``key`` in ``cell`` (None: undeclared or unknown)."""
-    arm, _, rest = key.rpartition("/")
-    mid, _, fld = rest.partition(".")
-    if mid == "loss" and fld == "train":
+    arm, mid, fld = parse_metric_key(key)
+    if f"{mid}.{fld}" == TRAIN_LOSS_KEY:
         return TRAIN_LOSS
-    spec = cell.arms.get(arm.rpartition("~")[2]) or next(iter(cell.arms.values()))
+    spec = cell.arms.get(measured_arm(arm)) or next(iter(cell.arms.values()))
     for metric in spec["metrics"]:
         if metric.get("id", metric["name"]) == mid:
             try:

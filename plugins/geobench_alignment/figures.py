@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from geobench.plugins import registry
+from geobench.records import Cell, cross_arm, metric_key
 from geobench.store import Store
-from geobench.suite import Cell, expand, get_dotted, load_suite
+from geobench.suite import expand, get_dotted, load_suite
 
 FACTORS = {
     "dataset": "data.name",
@@ -55,7 +56,7 @@ def at_reference(cell: Cell, ref: dict[str, str], free: tuple[str, ...] = ()) ->
 def pairs(cells: list[Cell]) -> dict[str, str]:
     """Comparison arm -> its cross-arm label ``<reference>~<arm>``."""
     names = list(cells[0].arms)
-    return {name: f"{names[0]}~{name}" for name in names[1:]}
+    return {name: cross_arm(names[0], name) for name in names[1:]}
 
 
 def curve_points(cells: list[Cell], series: list[tuple], ref: dict[str, str]) -> Lines:
@@ -78,7 +79,7 @@ def sweep_points(cells: list[Cell], finals: dict[str, dict[str, float]], ref: di
         if not at_reference(cell, ref, (factor,)):
             continue
         for arm, label in pairs(cells).items():
-            value = finals.get(cell.id, {}).get(f"{label}/{METRIC}")
+            value = finals.get(cell.id, {}).get(metric_key(label, METRIC))
             if value is not None:
                 lines[arm][factors(cell)[factor]].append(value)
     return lines
@@ -93,7 +94,7 @@ def batch_points(cells: list[Cell], finals: dict[str, dict[str, float]], ref: di
     label = pairs(cells)[arm]
     lines: Lines = defaultdict(lambda: defaultdict(list))
     for cell in chosen:
-        value = finals.get(cell.id, {}).get(f"{label}/{METRIC}")
+        value = finals.get(cell.id, {}).get(metric_key(label, METRIC))
         if value is None:
             continue
         f = factors(cell)

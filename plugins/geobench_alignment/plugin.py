@@ -2,39 +2,21 @@
 alignment metrics of paper P3 (CKA, RSA, similarity gap, weight distance, Theorem 1 bound,
 similarity descent)."""
 
-from geobench.api import MetricParams
 from geobench.hookspecs import hookimpl
-from geobench.registry import EmptyParams
-from geobench_alignment.bound import ALIGNMENT_BOUND_FIELDS, BoundParams, build_alignment_bound
-from geobench_alignment.descent import (
-    SIMILARITY_DESCENT_FIELDS,
-    DescentParams,
-    build_similarity_descent,
-)
-from geobench_alignment.metrics import (
-    CKA_FIELDS,
-    RSA_FIELDS,
-    SIMILARITY_GAP_FIELDS,
-    WEIGHT_DISTANCE_FIELDS,
-    RSAParams,
-    SpaceParams,
-    build_cka,
-    build_rsa,
-    build_similarity_gap,
-    build_weight_distance,
-)
-from geobench_alignment.objectives import (
-    ContrastiveParams,
-    NSCLParams,
-    build_ce,
-    build_nscl,
-    build_nt_xent,
-    build_supcon,
-)
 
 
 @hookimpl
 def register_objectives(register):
+    from geobench.registry import EmptyParams
+    from geobench_alignment.objectives import (
+        ContrastiveParams,
+        NSCLParams,
+        build_ce,
+        build_nscl,
+        build_nt_xent,
+        build_supcon,
+    )
+
     for name in ("cl", "simclr"):
         register(name, build_nt_xent, params=ContrastiveParams,
                  doc="NT-Xent (SimCLR) over the 2B views of a batch.")
@@ -48,6 +30,30 @@ def register_objectives(register):
 
 @hookimpl
 def register_metrics(register):
+    from geobench.params import MetricParams
+    from geobench_alignment.bound import (
+        ALIGNMENT_BOUND_FIELDS,
+        BoundParams,
+        build_alignment_bound,
+    )
+    from geobench_alignment.descent import (
+        SIMILARITY_DESCENT_FIELDS,
+        DescentParams,
+        build_similarity_descent,
+    )
+    from geobench_alignment.metrics import (
+        CKA_FIELDS,
+        RSA_FIELDS,
+        SIMILARITY_GAP_FIELDS,
+        WEIGHT_DISTANCE_FIELDS,
+        RSAParams,
+        SpaceParams,
+        build_cka,
+        build_rsa,
+        build_similarity_gap,
+        build_weight_distance,
+    )
+
     register("cka", build_cka, params=SpaceParams,
              doc="Linear CKA (biased and debiased) to the reference arm on the reference set.",
              fields=CKA_FIELDS)

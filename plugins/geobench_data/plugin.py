@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from geobench.hookspecs import hookimpl
-from geobench_data import actions, augment, cifar, images, orbit, synthetic
 
 
 @hookimpl
 def register_datasets(register) -> None:
+    from geobench_data import cifar, images, orbit, synthetic
+
     register("cifar10", cifar.build_cifar10, params=cifar.CifarParams,
              doc="CIFAR-10 from a local copy (torchvision format)")
     register("cifar100", cifar.build_cifar100, params=cifar.CifarParams,
@@ -28,6 +29,8 @@ def register_datasets(register) -> None:
 
 @hookimpl
 def register_augmentations(register) -> None:
+    from geobench_data import actions, augment
+
     register("none", actions.build_none, doc="identity: views equal the inputs")
     register("simclr", augment.build_image_recipe, params=augment.SimCLRParams,
              doc="SimCLR: resized crop, flip, colour jitter, grayscale (batched)")

@@ -19,6 +19,7 @@ from torch import Tensor, nn
 
 from geobench import plugins
 from geobench.api import BuildContext, Params
+from geobench.optimizers import trainable
 from geobench_mirror.maps import MirrorMap
 
 
@@ -76,11 +77,6 @@ def assign_maps(
         names = ", ".join(name for name, _ in named)
         raise ValueError(f"map pattern(s) {unused} match no parameter; parameters: {names}")
     return out
-
-
-def trainable(model: nn.Module) -> list[tuple[str, Tensor]]:
-    """The parameters an optimizer over ``model`` updates: those with requires_grad."""
-    return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
 
 
 def optimizer_maps(

@@ -1,50 +1,12 @@
-"""geobench plugin: mirror maps, mirror descent and the optimizers, exponential-tailed
+"""geobench plugin: mirror maps, the mirror_descent optimizer, exponential-tailed
 losses and the mirror-flow metrics (paper P2, implicit bias of mirror flow)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from geobench.api import BuildContext, MetricParams, Params
 from geobench.hookspecs import hookimpl
-from geobench.registry import EmptyParams
-from geobench_mirror import maps
-from geobench_mirror.assign import MirrorDescentParams
-from geobench_mirror.balance import BALANCE_FIELDS, Balance
-from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
-from geobench_mirror.margins import (
-    ALIGNMENT_TIME_FIELDS,
-    HORIZON_FIELDS,
-    Q_MARGIN_FIELDS,
-    AlignmentParams,
-    AlignmentTime,
-    HorizonMetric,
-    MarginParams,
-    QMargin,
-)
-from geobench_mirror.neurons import (
-    ACTIVE_NEURONS_FIELDS,
-    NEURON_HISTOGRAM_FIELDS,
-    PRUNING_CURVE_FIELDS,
-    SPARSITY_FIELDS,
-    ActiveNeurons,
-    ActiveParams,
-    HistogramParams,
-    NeuronHistogram,
-    PruningCurve,
-    PruningParams,
-    Sparsity,
-)
-from geobench_mirror.objectives import Exponential, Logistic
-from geobench_mirror.optimizers import (
-    AdamParams,
-    LARSParams,
-    SGDParams,
-    build_adam,
-    build_lars,
-    build_mirror_descent,
-    build_sgd,
-)
+from geobench.params import Params
 
 
 class HypentropyParams(Params):
@@ -62,6 +24,9 @@ class ShiftedPNormParams(Params):
 
 @hookimpl
 def register_mirror_maps(register):
+    from geobench.registry import EmptyParams
+    from geobench_mirror import maps
+
     register("euclidean", lambda params, ctx: maps.euclidean(), params=EmptyParams,
              doc=maps.Euclidean.__doc__)
     register("hypentropy", lambda params, ctx: maps.hypentropy(params.lam),
@@ -74,16 +39,18 @@ def register_mirror_maps(register):
 
 @hookimpl
 def register_optimizers(register):
-    register("sgd", build_sgd, params=SGDParams, doc="SGD (torch.optim.SGD)")
-    register("adam", build_adam, params=AdamParams, doc="Adam (torch.optim.Adam)")
-    register("lars", build_lars, params=LARSParams,
-             doc="LARS: layer-wise trust ratio, momentum, weight decay (weights only)")
+    from geobench_mirror.assign import MirrorDescentParams
+    from geobench_mirror.optimizers import build_mirror_descent
+
     register("mirror_descent", build_mirror_descent, params=MirrorDescentParams,
              doc="mirror descent ∇R(θ⁺) = ∇R(θ) − η∇L with one or per-pattern mirror maps")
 
 
 @hookimpl
 def register_objectives(register):
+    from geobench.registry import EmptyParams
+    from geobench_mirror.objectives import Exponential, Logistic
+
     register("logistic", lambda params, ctx: Logistic(), params=EmptyParams,
              doc="logistic loss of the output f(x) (binary (N,1) or softmax cross-entropy)")
     register("exponential", lambda params, ctx: Exponential(), params=EmptyParams,
@@ -91,7 +58,7 @@ def register_objectives(register):
 
 
 def _metric(cls):
-    def factory(params: MetricParams, ctx: BuildContext):
+    def factory(params, ctx):
         return cls(params)
 
     return factory
@@ -99,6 +66,33 @@ def _metric(cls):
 
 @hookimpl
 def register_metrics(register):
+    from geobench.params import MetricParams
+    from geobench_mirror.balance import BALANCE_FIELDS, Balance
+    from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
+    from geobench_mirror.margins import (
+        ALIGNMENT_TIME_FIELDS,
+        HORIZON_FIELDS,
+        Q_MARGIN_FIELDS,
+        AlignmentParams,
+        AlignmentTime,
+        HorizonMetric,
+        MarginParams,
+        QMargin,
+    )
+    from geobench_mirror.neurons import (
+        ACTIVE_NEURONS_FIELDS,
+        NEURON_HISTOGRAM_FIELDS,
+        PRUNING_CURVE_FIELDS,
+        SPARSITY_FIELDS,
+        ActiveNeurons,
+        ActiveParams,
+        HistogramParams,
+        NeuronHistogram,
+        PruningCurve,
+        PruningParams,
+        Sparsity,
+    )
+
     register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
              fields=Q_MARGIN_FIELDS)
     register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__,

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from geobench.plugins import registry
+from geobench.records import metric_key
 from geobench.store import Store
-from geobench.suite import SINGLE_ARM, expand, load_suite
+from geobench.suite import expand, load_suite
 from geobench_mirror.neurons import HistogramParams
 
 KEY = "neuron_histogram"
@@ -46,8 +47,8 @@ def collect(suite_path: str, profile: str, store_path: str):
         panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items()
                           if k != "trial_seed") or "all cells"
         for arm in cell.arms:
-            prefix = "" if arm == SINGLE_ARM else f"{arm}/"
-            bins = [row["metrics"].get(f"{prefix}{KEY}.bin_{i}") for i in range(len(edges) - 1)]
+            bins = [row["metrics"].get(metric_key(arm, f"{KEY}.bin_{i}"))
+                    for i in range(len(edges) - 1)]
             if None not in bins:
                 values[panel][arm].append(np.array(bins))
     means = {panel: {arm: np.mean(v, axis=0) for arm, v in arms.items()}

@@ -18,8 +18,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from geobench.plugins import registry
+from geobench.records import SINGLE_ARM, Cell
 from geobench.store import Store
-from geobench.suite import SINGLE_ARM, Cell, expand, get_dotted, load_suite
+from geobench.suite import expand, get_dotted, load_suite
 
 
 def _value(cell: Cell, arm: str, key: str) -> object:

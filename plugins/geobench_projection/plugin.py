@@ -1,24 +1,23 @@
-"""Registers P1's components: heads, SSL objectives, the collapse init and the metrics of
-projection-head geometry."""
+"""Registers P1's components: SSL objectives, the collapse init, the metrics of
+projection-head geometry and the ``geobench analyze`` command (the heads are the core's)."""
 
 from geobench.hookspecs import hookimpl
-from geobench_projection import heads, inits
-from geobench_projection.metrics import collapse, guillotine, hessian, orbit, singularity
-from geobench_projection.objectives import dino, redundancy, stopgrad
 
 
 @hookimpl
-def register_heads(register):
-    register("identity", heads.build_identity_head, params=heads.IdentityHeadParams,
-             doc="No head: h(z) = z (optional predictor).")
-    register("linear", heads.build_linear_head, params=heads.LinearHeadParams,
-             doc="Linear head h(z) = Wz (+ b) (optional predictor).")
-    register("mlp", heads.build_mlp_head, params=heads.MLPHeadParams,
-             doc="MLP head: depth 1-4, activation, norm, optional predictor.")
+def register_commands(cli):
+    def analyze(argv: list[str]) -> int:
+        from geobench_projection.analyze import main
+
+        return main(argv)
+
+    cli.add("analyze", "orbit compression / metric singularity of a checkpoint", analyze)
 
 
 @hookimpl
 def register_objectives(register):
+    from geobench_projection.objectives import dino, redundancy, stopgrad
+
     register("simsiam", stopgrad.build_simsiam, params=stopgrad.SimSiamParams,
              doc="SimSiam: predictor vs stop-gradient projection, negative cosine.")
     register("byol", stopgrad.build_byol, params=stopgrad.BYOLParams,
@@ -33,12 +32,16 @@ def register_objectives(register):
 
 @hookimpl
 def register_inits(register):
+    from geobench_projection import inits
+
     register("collapse", inits.build_collapse, params=inits.CollapseParams,
              doc="Start at (eps=0) or near (eps>0) collapse: f(x) = eps f0(x) + c.")
 
 
 @hookimpl
 def register_metrics(register):
+    from geobench_projection.metrics import collapse, guillotine, hessian, orbit, singularity
+
     register("effective_hessian", hessian.build_effective_hessian,
              params=hessian.EffectiveHessianParams,
              doc="lambda_min/max, condition, negatives of H_eff, G, K w.r.t. the representation.",

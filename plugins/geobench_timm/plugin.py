@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from geobench.hookspecs import hookimpl
-from geobench_timm import mlp, timm_models, vgg
 
 
 @hookimpl
 def register_backbones(register) -> None:
+    from geobench_timm import mlp, timm_models, vgg
+
     register("timm", timm_models.build_timm, params=timm_models.TimmParams,
              doc="any timm model by name, features only, local weights only")
     register("resnet_tiny", timm_models.build_resnet_tiny, params=timm_models.ResNetTinyParams,

@@ -8,7 +8,7 @@ from geobench_alignment.figures import (
     sweep_points,
 )
 
-from geobench.suite import Cell
+from geobench.records import Cell
 
 
 def _cell(cid, classes=20, tau=0.5, batch=64, scaling="none", dataset="gm", seed=0):

@@ -1,3 +1,5 @@
+"""Plugin loading: selection, isolation of broken plugins, hook-name checks, commands."""
+
 import json
 
 import pytest
@@ -11,9 +13,55 @@ CLASH = """
 from geobench.hookspecs import hookimpl
 
 @hookimpl
+def register_heads(register):
+    register("clash_head", lambda p, ctx: None, doc="registered before the clash")
+
+@hookimpl
 def register_executors(register):
     register("local", lambda p, ctx: None, doc="a second executor called local")
 """
+MISSPELT = """
+from geobench.hookspecs import hookimpl
+
+@hookimpl
+def register_head(register):
+    register("never_seen", lambda p, ctx: None)
+
+@hookimpl
+def register_executors(register):
+    register("spelt_ok", lambda p, ctx: None, doc="registered through a known hook")
+"""
+RAISES = """
+from geobench.hookspecs import hookimpl
+
+@hookimpl
+def register_heads(register):
+    register("half_done", lambda p, ctx: None)
+    raise RuntimeError("boom in the hook")
+"""
+EXITS = """
+import sys
+from geobench.hookspecs import hookimpl
+
+@hookimpl
+def register_metrics(register):
+    sys.exit(3)
+"""
+COMMAND = """
+from geobench.hookspecs import hookimpl
+
+@hookimpl
+def register_commands(cli):
+    def hello(argv):
+        print("hello", *argv)
+        return 0
+
+    cli.add("hello", "say hello from a plugin", hello)
+"""
+
+
+def plugin_names(out) -> list[str]:
+    return [json.loads(line)["name"] for line in out.stdout.splitlines()]
 
 
 def test_broken_plugin_is_reported_and_the_rest_load(site, tmp_path):
@@ -26,27 +74,80 @@ def test_broken_plugin_is_reported_and_the_rest_load(site, tmp_path):
     assert {"local", "pool"} <= names
 
 
-def test_disable_autoload_keeps_only_builtins(site, tmp_path, monkeypatch):
+def test_disable_autoload_keeps_only_the_core(site, tmp_path, monkeypatch):
     write_distribution(site, "gb-broken", "1.0", "broken", "gb_broken", BROKEN)
     monkeypatch.setenv("GEOBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
-    out = run_cli(["list", "executors"], tmp_path, site)
+    out = run_cli(["plugins", "--json"], tmp_path, site)
     assert out.returncode == 0 and "gb-broken" not in out.stderr
+    assert plugin_names(out) == ["core"]
+    heads = run_cli(["list", "heads", "--json"], tmp_path, site)
+    assert {json.loads(line)["name"] for line in heads.stdout.splitlines()} == {
+        "identity", "linear", "mlp"}
 
 
-def test_plugin_selection_by_env(site, tmp_path, monkeypatch):
+def test_plugin_selection_by_entry_point_name(site, tmp_path, monkeypatch):
     write_distribution(site, "gb-broken", "1.0", "broken", "gb_broken", BROKEN)
-    monkeypatch.setenv("GEOBENCH_PLUGINS", "core")
-    out = run_cli(["list", "executors"], tmp_path, site)
+    monkeypatch.setenv("GEOBENCH_PLUGINS", "data,timm")
+    out = run_cli(["plugins", "--json"], tmp_path, site)
     assert out.returncode == 0 and "broken" not in out.stderr
+    assert plugin_names(out) == ["core", "data", "timm"]
 
 
-def test_duplicate_name_names_both_origins(site, tmp_path):
+def test_plugins_command_reports_dist_version_and_hooks(site, tmp_path):
+    write_distribution(site, "gb-hello", "0.3", "hello", "gb_hello", COMMAND)
+    out = run_cli(["plugins", "--json"], tmp_path, site)
+    rows = {json.loads(line)["name"]: json.loads(line) for line in out.stdout.splitlines()}
+    assert rows["hello"] == {"name": "hello", "dist": "gb-hello", "version": "0.3",
+                             "hooks": ["register_commands"]}
+    assert "register_heads" in rows["core"]["hooks"]
+    assert rows["projection"]["hooks"] == ["register_commands", "register_inits",
+                                           "register_metrics", "register_objectives"]
+
+
+def test_duplicate_name_skips_the_later_plugin_whole(site, tmp_path):
     write_distribution(site, "gb-clash", "2.0", "clash", "gb_clash", CLASH)
-    out = run_cli(["list"], tmp_path, site)
-    assert out.returncode == 2
-    last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("executor 'local' is registered twice: by ")
-    assert "core (geobench)" in last and "clash (gb-clash)" in last
+    out = run_cli(["list", "--json"], tmp_path, site)
+    assert out.returncode == 0, out.stderr
+    assert ("warning: plugin 'clash' (dist gb-clash 2.0) skipped: executor 'local' is "
+            "registered twice: by core (geobench) and by clash (gb-clash)") in out.stderr
+    names = {json.loads(line)["name"] for line in out.stdout.splitlines()}
+    assert "clash_head" not in names and "local" in names
+
+
+def test_misspelt_hook_is_named_with_a_suggestion(site, tmp_path):
+    write_distribution(site, "gb-typo", "1.0", "typo", "gb_typo", MISSPELT)
+    out = run_cli(["list", "executors", "--json"], tmp_path, site)
+    assert out.returncode == 0, out.stderr
+    assert ("warning: plugin 'typo' (dist gb-typo 1.0): 'register_head' is not a geobench "
+            "hook (did you mean 'register_heads'?); it is ignored") in out.stderr
+    assert "spelt_ok" in out.stdout
+
+
+@pytest.mark.parametrize("code, reason", [(RAISES, "RuntimeError: boom in the hook"),
+                                          (EXITS, "called sys.exit(3)")])
+def test_hook_that_raises_or_exits_is_skipped(site, tmp_path, code, reason):
+    write_distribution(site, "gb-bad", "1.0", "bad", "gb_bad", code)
+    out = run_cli(["list", "--json"], tmp_path, site)
+    assert out.returncode == 0, out.stderr
+    assert f"warning: plugin 'bad' (dist gb-bad 1.0) skipped: {reason}" in out.stderr
+    names = {json.loads(line)["name"] for line in out.stdout.splitlines()}
+    assert "half_done" not in names and {"local", "mlp", "simsiam"} <= names
+
+
+def test_plugin_command_appears_in_help_and_runs(site, tmp_path):
+    write_distribution(site, "gb-hello", "0.3", "hello", "gb_hello", COMMAND)
+    helped = run_cli(["--help"], tmp_path, site)
+    assert "say hello from a plugin" in helped.stdout
+    assert "orbit compression / metric singularity" in helped.stdout  # projection's analyze
+    ran = run_cli(["hello", "a", "--b"], tmp_path, site)
+    assert ran.returncode == 0 and ran.stdout == "hello a --b\n"
+
+
+def test_analyze_needs_the_projection_plugin(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEOBENCH_PLUGINS", "data,timm")
+    helped = run_cli(["--help"], tmp_path)
+    assert "analyze" not in helped.stdout
+    assert run_cli(["analyze"], tmp_path).returncode == 2
 
 
 def test_unknown_name_suggests_the_closest():

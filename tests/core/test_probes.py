@@ -44,3 +44,24 @@ def test_linear_probe_separates_separable_data():
     x = torch.cat([torch.randn(50, 3) + 6, torch.randn(50, 3) - 6])
     y = torch.cat([torch.zeros(50), torch.ones(50)]).long()
     assert linear_probe_accuracy(x, y, x, y) == 1.0
+
+
+def test_effective_rank_metric_on_features_with_known_spectrum():
+    from torch import nn
+
+    from geobench.api import Arm, Data, MetricContext, Objective
+    from geobench.metrics import EffectiveRank, EffectiveRankParams
+
+    q, _ = torch.linalg.qr(torch.randn(6, 6, generator=torch.Generator().manual_seed(0),
+                                       dtype=torch.float64))
+    s = torch.tensor([4.0, 2.0, 1.0, 0.0, 0.0, 0.0], dtype=torch.float64)
+    u = q[:, :3] - q[:, :3].mean(0)  # centred columns, not orthonormal: orthonormalise
+    u, _ = torch.linalg.qr(torch.cat([torch.ones(6, 1, dtype=torch.float64) / 6 ** 0.5, u], 1))
+    x = (u[:, 1:4] * s[:3]) @ q[:3]  # centred rows with singular values 4, 2, 1
+    data = Data(x, torch.zeros(6), x, torch.zeros(6), x, torch.zeros(6), 1, 6)
+    arm = Arm(nn.Identity(), nn.Identity(), Objective())
+    ctx = MetricContext(0, 0, "main", arm, data, None, [], None, torch.Generator(), {})
+    p = np.array([4.0, 2.0, 1.0]) / 7.0
+    expected = float(np.exp(-(p * np.log(p)).sum()))
+    got = EffectiveRank(EffectiveRankParams(samples=6))(ctx)["erank"]
+    assert abs(got - expected) < 1e-10

@@ -1,52 +1,23 @@
-"""LARS by hand; the registered optimizers; per-pattern maps; third-party maps by name."""
+"""mirror_descent beside the core optimizers; per-pattern maps; third-party maps by name."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from geobench_mirror import LARS, MirrorDescent, maps
+from geobench_mirror import MirrorDescent, maps
 from geobench_mirror.assign import optimizer_maps
 from torch import nn
 
 import geobench.plugins
 from geobench.api import BuildContext, Params
 from geobench.hookspecs import hookimpl
+from geobench.lars import LARS
 from geobench.plugins import load_registry
 
 
 def ctx_for(module: nn.Module) -> BuildContext:
     return BuildContext(seed=0, device=torch.device("cpu"), model=module)
-
-
-def test_lars_one_step_by_hand():
-    torch.manual_seed(0)
-    w = nn.Parameter(torch.randn(4, 3, dtype=torch.float64))
-    b = nn.Parameter(torch.randn(4, dtype=torch.float64))
-    gw, gb = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
-    W, B, GW, GB = (t.detach().numpy().copy() for t in (w, b, gw, gb))
-    lr, mom, wd, eta = 0.5, 0.9, 0.01, 0.002
-    opt = LARS([w, b], lr=lr, momentum=mom, weight_decay=wd, eta=eta)
-    velocity_w, velocity_b = np.zeros_like(W), np.zeros_like(B)
-    for _ in range(2):  # the second step exercises the momentum buffer
-        w.grad, b.grad = gw.clone(), gb.clone()
-        opt.step()
-        g = GW + wd * W
-        trust = eta * np.sqrt((W**2).sum()) / np.sqrt((g**2).sum())
-        velocity_w = mom * velocity_w + trust * g
-        W = W - lr * velocity_w
-        velocity_b = mom * velocity_b + GB  # bias: no weight decay, no trust ratio
-        B = B - lr * velocity_b
-        np.testing.assert_allclose(w.detach().numpy(), W, rtol=1e-13)
-        np.testing.assert_allclose(b.detach().numpy(), B, rtol=1e-13)
-
-
-def test_lars_trust_ratio_is_one_for_zero_weights():
-    w = nn.Parameter(torch.zeros(2, 2, dtype=torch.float64))
-    opt = LARS([w], lr=1.0, momentum=0.0, weight_decay=0.0)
-    w.grad = torch.ones(2, 2, dtype=torch.float64)
-    opt.step()
-    assert torch.equal(w.detach(), -torch.ones(2, 2, dtype=torch.float64))
 
 
 def test_registered_optimizers_build_over_trainable_parameters():

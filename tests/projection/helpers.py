@@ -4,9 +4,9 @@ data plugin, so the tests exercise this plugin alone)."""
 from __future__ import annotations
 
 import torch
-from geobench_projection import heads
 from torch import nn
 
+from geobench import heads
 from geobench.api import Arm, BuildContext, Data
 
 

@@ -4,9 +4,10 @@ import math
 
 import pytest
 import torch
-from geobench_projection import heads
 from geobench_projection.metrics.hessian import EffectiveHessianMetric, EffectiveHessianParams
 from geobench_projection.objectives import redundancy, stopgrad
+
+from geobench import heads
 
 from .helpers import build_arm, build_data, metric_context
 

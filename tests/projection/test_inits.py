@@ -2,10 +2,11 @@ import copy
 
 import pytest
 import torch
-from geobench_projection import heads, inits
+from geobench_projection import inits
 from geobench_projection.objectives import stopgrad
 from torch import nn
 
+from geobench import heads
 from geobench.api import Arm, BuildContext
 
 from .helpers import TinyBackbone, build_data

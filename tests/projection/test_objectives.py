@@ -5,11 +5,11 @@ import math
 
 import pytest
 import torch
-from geobench_projection import heads
 from geobench_projection.objectives import dino, redundancy, stopgrad
 from geobench_projection.objectives.common import cosine_momentum
 from geobench_projection.objectives.losses import negative_cosine
 
+from geobench import heads
 from geobench.api import Batch
 
 from .helpers import build_arm

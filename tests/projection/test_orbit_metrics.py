@@ -3,7 +3,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from geobench_projection import heads
 from geobench_projection.metrics.common import fixed_indices
 from geobench_projection.metrics.orbit import (
     OrbitCompression,
@@ -15,6 +14,7 @@ from geobench_projection.metrics.singularity import MetricSingularity, Singulari
 from geobench_projection.objectives import redundancy
 from torch import nn
 
+from geobench import heads
 from geobench.api import Arm, BuildContext
 
 from .helpers import metric_context, orbit_data

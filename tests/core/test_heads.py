@@ -1,9 +1,9 @@
 import pytest
 import torch
-from geobench_projection import heads
 from pydantic import ValidationError
 from torch import nn
 
+from geobench import heads
 from geobench.api import BuildContext
 
 CTX = BuildContext(seed=0, device=torch.device("cpu"), feature_dim=6)

@@ -1,0 +1,120 @@
+"""The records every layer shares: a cell's identity, its result, its status and the key of
+each measured value. Nothing here imports torch, the engine or the store.
+
+Result keys have one format, built and parsed only here: ``<arm>/<metric id>.<field>``,
+with no arm prefix in a single-arm suite (arm ``main``) and ``<reference>~<arm>`` as the arm
+of a cross-arm metric (measured on ``arm`` against the suite's first arm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, NamedTuple
+
+SINGLE_ARM = "main"
+TRAIN_LOSS_KEY = "loss.train"
+
+
+class Status(str, Enum):
+    """How a cell ended: ``complete``, ``diverged`` (a scientific outcome: the loss blew up)
+    or ``failed`` (an error; a rerun retries it). ``missing``: not in the store."""
+
+    COMPLETE = "complete"
+    DIVERGED = "diverged"
+    FAILED = "failed"
+    MISSING = "missing"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+DONE = (Status.COMPLETE.value, Status.DIVERGED.value)  # statuses a rerun skips
+
+
+class MetricKey(NamedTuple):
+    """One measured value's address: arm (``main`` in a single-arm suite), metric id, field."""
+
+    arm: str
+    metric: str
+    field: str
+
+    def __str__(self) -> str:
+        series = f"{self.metric}.{self.field}"
+        return series if self.arm == SINGLE_ARM else f"{self.arm}/{series}"
+
+    @property
+    def series(self) -> str:
+        """``<metric id>.<field>``: the name of the series within its arm."""
+        return f"{self.metric}.{self.field}"
+
+
+def metric_key(arm: str, series: str) -> str:
+    """The result key of ``series`` (``<metric id>.<field>``) measured on ``arm``."""
+    metric, _, fld = series.partition(".")
+    return str(MetricKey(arm, metric, fld))
+
+
+def parse_metric_key(key: str) -> MetricKey:
+    """``[<arm>/]<metric id>.<field>`` -> MetricKey (arm ``main`` when the key has none)."""
+    arm, _, series = key.rpartition("/")
+    metric, _, fld = series.partition(".")
+    return MetricKey(arm or SINGLE_ARM, metric, fld)
+
+
+def cross_arm(reference: str, arm: str) -> str:
+    """The arm label of a cross-arm metric measured on ``arm`` against ``reference``."""
+    return f"{reference}~{arm}"
+
+
+def measured_arm(label: str) -> str:
+    """The arm a (possibly cross-arm) label measures: ``ref~arm`` -> ``arm``."""
+    return label.rpartition("~")[2]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a suite: every arm's resolved spec, its trial seed and its id.
+
+    The id (a hash of the resolved config and versions) is the resume key only; every
+    random draw derives from ``trial_seed`` through named streams (``geobench.streams``).
+    """
+
+    id: str
+    suite: str
+    profile: str
+    trial_seed: int
+    arms: dict[str, dict[str, Any]]
+    varied: dict[str, Any]
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def config(self) -> dict[str, Any]:
+        return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,
+                "arms": self.arms, "varied": self.varied, "versions": self.versions}
+
+
+@dataclass
+class CellResult:
+    """What running a cell produced: its status, the series ``(arm, series, step, value)``
+    and the last value of each series under its result key (``finals``)."""
+
+    cell_id: str
+    status: str  # a Status value
+    error: str | None = None
+    traceback: str | None = None
+    series: list[tuple[str, str, int, float]] = field(default_factory=list)
+    finals: dict[str, float] = field(default_factory=dict)
+    started: float = 0.0
+    finished: float = 0.0
+    device: str = "cpu"
+    batch_digest: str = ""
+
+
+def finals_of(series: list[tuple[str, str, int, float]]) -> dict[str, float]:
+    """Last value of each series, keyed by its result key."""
+    last: dict[str, tuple[int, float]] = {}
+    for arm, name, step, value in series:
+        key = metric_key(arm, name)
+        if key not in last or step >= last[key][0]:
+            last[key] = (step, value)
+    return {key: value for key, (_, value) in last.items()}
