@@ -148,6 +148,8 @@ class MetricContext:
     For a per-arm metric ``arm`` is the arm measured.  For a cross-arm metric
     (``Metric.cross_arm``) ``arm`` is compared against ``reference`` (the suite's first arm).
     ``history`` holds this arm's earlier values of this metric: field -> [(step, value)].
+    ``lrs`` are the learning rates of the steps so far; ``optimizer`` is the arm's optimizer
+    (its param groups carry the mirror maps of ``mirror_descent``).
     ``seed`` is the metric instance's own stream (the same at every step: fixed sample
     sets), ``generator`` its stream at this step (fresh draws); both are the same for every
     arm, so arms are measured on the same draws.
@@ -168,6 +170,22 @@ class MetricContext:
     reference: Arm | None = None
     history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     lrs: list[float] = field(default_factory=list)
+    optimizer: torch.optim.Optimizer | None = None
+
+
+@dataclass
+class StepEvent:
+    """One training step of one arm as the engine ran it, sent after the update to the
+    metrics of that arm that observe training (``Metric.observe``)."""
+
+    step: int
+    total_steps: int
+    arm_name: str
+    arm: Arm
+    batch: Batch
+    views: list[Tensor]
+    lr: float
+    optimizer: torch.optim.Optimizer
 
 
 class Metric(abc.ABC):
@@ -185,6 +203,11 @@ class Metric(abc.ABC):
     @abc.abstractmethod
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         """The metric's fields at ``ctx.step``."""
+
+    def observe(self, event: StepEvent) -> None:
+        """Called after every training step of the measured arm, for a metric that follows
+        training between its evaluations (override it; draw no randomness here)."""
+        return None
 
 
 class Init(Protocol):
@@ -204,4 +227,4 @@ Factory = Callable[[Any, BuildContext], Any]
 
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
            "Executor", "Factory", "FieldDoc", "Init", "Metric", "MetricContext", "MetricParams",
-           "Objective", "Params"]
+           "Objective", "Params", "StepEvent"]

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from geobench.api import Arm, BuildContext, Data, Metric, MetricContext
+from geobench.api import Arm, BuildContext, Data, Metric, MetricContext, StepEvent
 from geobench.loader import batch_hash, batches, steps_per_epoch
 from geobench.plugins import registry as default_registry
 from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm, finals_of
@@ -140,6 +140,8 @@ class _ArmRun:
             with global_rng(ctx.seed):
                 metric = reg.build("metrics", params, ctx)
             self.metrics.append((m["id"], metric, schedule(metric.every, total)))
+        self.observers = [metric for _, metric, _ in self.metrics
+                          if type(metric).observe is not Metric.observe]
         self.lrs: list[float] = []
 
     def _loss(self, batch, views) -> torch.Tensor:
@@ -160,6 +162,11 @@ class _ArmRun:
             nn.utils.clip_grad_norm_(self.arm.parameters(), clip)
         self.optimizer.step()
         self.arm.objective.after_step(self.arm, step, total)
+        if self.observers:
+            event = StepEvent(step, total, self.name, self.arm, batch, views, self.lrs[-1],
+                              self.optimizer)
+            for metric in self.observers:
+                metric.observe(event)
         return loss.detach()
 
 
@@ -278,7 +285,8 @@ def _run_metrics(runs, step, total, data, batch, views, augment, trial, history,
                 generator=torch.Generator().manual_seed(seed), spec=arm_run.spec,
                 seed=stream_seed(trial, metric_stream(mid)),
                 reference_name=ref.name if ref else None,
-                reference=ref.arm if ref else None, history=hist, lrs=list(arm_run.lrs))
+                reference=ref.arm if ref else None, history=hist, lrs=list(arm_run.lrs),
+                optimizer=arm_run.optimizer)
             modes = [(m, m.training) for m in (arm_run.arm, ref.arm if ref else None) if m]
             for module, _ in modes:
                 module.eval()

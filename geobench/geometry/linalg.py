@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import scipy.linalg
 import torch
 from torch import Tensor
 
@@ -103,6 +102,8 @@ def _tridiagonal_eigh(alphas: list[float], betas: list[float]) -> tuple[np.ndarr
     d = np.asarray(alphas, dtype=np.float64)
     if d.size == 1:
         return d.copy(), np.ones((1, 1))
+    import scipy.linalg
+
     return scipy.linalg.eigh_tridiagonal(d, np.asarray(betas[: d.size - 1], dtype=np.float64))
 
 
@@ -272,6 +273,8 @@ def _radau_at_zero(alphas: list[float], betas: list[float], beta: float):
     banded[0, 1:], banded[1], banded[2, :-1] = off, alphas, off
     rhs = np.zeros(m)
     rhs[-1] = beta**2
+    import scipy.linalg
+
     try:
         delta = scipy.linalg.solve_banded((1, 1), banded, rhs)
     except np.linalg.LinAlgError:  # a Gauss node already sits at 0

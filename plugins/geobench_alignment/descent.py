@@ -20,32 +20,29 @@ gap / net_drift (< 1: the proxy is closer to the network than its starting point
 ``change_corr`` = Pearson correlation of the proxy's and the network's changes.
 Arms whose objective has no Sigma-space form (``ce``) get NaN.
 
-Batches between two evaluations are regenerated with ``geobench.loader.batches`` from the
-trial seed's ``data/order`` stream, and the regenerated batch of every evaluated step is
-checked against the batch the engine passes in, so the proxy always sees the realised sequence.
+The metric observes training (``Metric.observe``): the engine hands it the batch of every
+step after the update, so the proxy folds in exactly the realised sequence between two
+evaluations, whatever the schedule.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 
 import torch
 from pydantic import Field
 from torch import Tensor
 
 from geobench.api import (
-    Batch,
     BuildContext,
     FieldDoc,
     Metric,
     MetricContext,
     MetricParams,
     Objective,
+    StepEvent,
 )
 from geobench.geometry import similarity_matrix
-from geobench.loader import batches
-from geobench.streams import ORDER, stream_seed
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
@@ -130,15 +127,13 @@ def _corr(a: Tensor, b: Tensor) -> float:
 class SimilarityDescent(Metric):
     """Similarity-descent proxy vs the network's own similarity matrix (per arm)."""
 
-    def __init__(self, params: DescentParams, order_seed: int) -> None:
+    def __init__(self, params: DescentParams) -> None:
         super().__init__(params)
-        self.order_seed = order_seed
         self.sigma: Tensor | None = None
         self.start: Tensor | None = None
         self.subset: Tensor | None = None
         self.applied = 0  # steps folded into sigma
-        self.stream: Iterator[Batch] | None = None
-        self.queue: dict[int, Tensor] = {}
+        self.queue: dict[int, Tensor] = {}  # step -> index of its batch, as trained
 
     def _init(self, ctx: MetricContext) -> None:
         data = ctx.data
@@ -150,35 +145,24 @@ class SimilarityDescent(Metric):
         self.subset = self.subset.to(self.sigma.device)
         self.start = self.sigma[self.subset][:, self.subset].clone()
         self.applied = ctx.step
-        self.stream = batches(data, self.order_seed, ctx.total_steps + 1)
 
-    def _batch_index(self, step: int) -> Tensor:
-        """The index of the batch of ``step``, from the regenerated stream."""
-        assert self.stream is not None
-        while step not in self.queue:
-            b = next(self.stream)
-            if b.step >= self.applied:
-                self.queue[b.step] = b.index
-        return self.queue.pop(step)
+    def observe(self, event: StepEvent) -> None:
+        """Remember the batch each training step used, from the first evaluation on."""
+        if self.sigma is not None and event.step >= self.applied:
+            self.queue[event.step] = event.batch.index
 
     def _catch_up(self, ctx: MetricContext) -> None:
-        """Fold the steps since the last evaluation into sigma; check the current batch."""
+        """Fold the observed steps since the last evaluation into sigma."""
         assert self.sigma is not None
         labels = ctx.data.train_y.to(self.sigma.device)
         while self.applied < ctx.step:
             t = self.applied
-            index = self._batch_index(t).to(self.sigma.device)
+            if t not in self.queue:
+                raise RuntimeError(f"similarity_descent: training step {t} was not observed "
+                                   "(the metric follows training through Metric.observe)")
+            index = self.queue.pop(t).to(self.sigma.device)
             proxy_step(self.sigma, ctx.arm.objective, index, labels[index], ctx.lrs[t])
             self.applied += 1
-        realised = ctx.batch.index.to(self.sigma.device)
-        if ctx.step < ctx.total_steps:
-            expected = self._batch_index(ctx.step).to(self.sigma.device)
-            if not torch.equal(expected, realised):
-                raise RuntimeError(
-                    f"similarity_descent: the batch at step {ctx.step} is not the one "
-                    "geobench.loader.batches draws from the trial seed's data/order stream"
-                )
-            self.queue[ctx.step] = expected
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         n = ctx.data.train_x.shape[0]
@@ -204,7 +188,7 @@ class SimilarityDescent(Metric):
 
 
 def build_similarity_descent(params: DescentParams, ctx: BuildContext) -> SimilarityDescent:
-    return SimilarityDescent(params, stream_seed(ctx.trial_seed, ORDER))
+    return SimilarityDescent(params)
 
 
 SIMILARITY_DESCENT_FIELDS = {

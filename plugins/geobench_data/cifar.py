@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from pydantic import Field
-from torchvision.datasets import CIFAR10, CIFAR100
 
 from geobench.api import BuildContext, Data, DataParams
 from geobench_data import DataNotFound
@@ -32,7 +31,7 @@ class CifarParams(DataParams):
     )
 
 
-def _unverified(cls: type[CIFAR10]) -> type[CIFAR10]:
+def _unverified(cls: type) -> type:
     """``cls`` with the same file names but no md5 checks (torchvision skips None sums)."""
     return type(cls.__name__, (cls,), {
         "train_list": [[name, None] for name, _ in cls.train_list],
@@ -46,7 +45,7 @@ def _to_tensor(images: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float() / 255.0
 
 
-def load_cifar(cls: type[CIFAR10], params: CifarParams, seed: int) -> Data:
+def load_cifar(cls: type, params: CifarParams, seed: int) -> Data:
     """Both splits of ``cls`` from ``params.root``, then the common split rules."""
     root = Path(params.root or default_root()).expanduser()
     loader = cls if params.verify_md5 else _unverified(cls)
@@ -76,9 +75,13 @@ def load_cifar(cls: type[CIFAR10], params: CifarParams, seed: int) -> Data:
 
 def build_cifar10(params: CifarParams, ctx: BuildContext) -> Data:
     """CIFAR-10: 50000 + 10000 RGB 32x32 images, 10 classes."""
+    from torchvision.datasets import CIFAR10
+
     return load_cifar(CIFAR10, params, ctx.seed)
 
 
 def build_cifar100(params: CifarParams, ctx: BuildContext) -> Data:
     """CIFAR-100: 50000 + 10000 RGB 32x32 images, 100 fine classes."""
+    from torchvision.datasets import CIFAR100
+
     return load_cifar(CIFAR100, params, ctx.seed)

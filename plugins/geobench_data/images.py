@@ -10,8 +10,6 @@ import torch.nn.functional as F
 from PIL import Image
 from pydantic import Field
 from torch import Tensor
-from torchvision.datasets import ImageFolder
-from torchvision.transforms import v2
 
 from geobench.api import BuildContext, Data, DataParams
 from geobench_data import DataNotFound
@@ -49,6 +47,9 @@ class ImageFolderParams(DataParams):
 
 def _read_folder(path: Path, params: ImageFolderParams) -> tuple[Tensor, Tensor, list[str]]:
     mode = "L" if params.channels == 1 else "RGB"
+    from torchvision.datasets import ImageFolder
+    from torchvision.transforms import v2
+
     to_tensor = v2.Compose([v2.PILToTensor(), v2.ToDtype(torch.float32, scale=True)])
     folder = ImageFolder(str(path), loader=lambda p: _open(p, mode), transform=to_tensor)
     images = [resize(img[None], params.size)[0] for img, _ in folder]

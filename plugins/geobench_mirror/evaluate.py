@@ -8,6 +8,8 @@ import torch
 from torch import Tensor, nn
 
 from geobench.api import Arm, MetricContext
+from geobench.optimizers import trainable
+from geobench_mirror import maps
 from geobench_mirror.assign import optimizer_maps
 from geobench_mirror.maps import MirrorMap
 
@@ -55,6 +57,13 @@ def subset(x: Tensor, y: Tensor, max_samples: int | None) -> tuple[Tensor, Tenso
 
 
 def arm_maps(ctx: MetricContext) -> list[tuple[str, Tensor, MirrorMap]]:
-    """(name, parameter, map) of the arm's trainable parameters, from its optimizer spec."""
-    spec: dict[str, Any] = ctx.spec.get("optimizer") or {"name": "sgd"}
-    return optimizer_maps(ctx.arm, spec, device_of(ctx.arm))
+    """(name, parameter, map) of the arm's trainable parameters: the maps of the optimizer
+    the engine trains with (``mirror_map`` of its param groups; euclidean for a gradient
+    optimizer). A context built outside the engine (no optimizer) resolves the spec's."""
+    if ctx.optimizer is None:
+        spec: dict[str, Any] = ctx.spec.get("optimizer") or {"name": "sgd"}
+        return optimizer_maps(ctx.arm, spec, device_of(ctx.arm))
+    of_param = {id(p): group.get("mirror_map") for group in ctx.optimizer.param_groups
+                for p in group["params"]}
+    euclidean = maps.euclidean()
+    return [(name, p, of_param.get(id(p)) or euclidean) for name, p in trainable(ctx.arm)]

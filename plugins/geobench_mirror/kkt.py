@@ -23,7 +23,6 @@ import math
 
 import torch
 from pydantic import Field
-from scipy.optimize import nnls
 
 from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
 from geobench_mirror.evaluate import arm_maps, device_of, homogeneity_degree, subset
@@ -84,6 +83,8 @@ class KKTResidual(Metric):
         if alpha == 1.0:
             zero = flat.abs() <= self.params.zero_tol * flat.abs().max()
         A, target = J[~zero].numpy(), b[~zero].numpy()
+        from scipy.optimize import nnls
+
         mu, _ = nnls(A, target)
         r_smooth = torch.as_tensor(A @ mu - target)
         combo = torch.as_tensor(J[zero].numpy() @ mu)

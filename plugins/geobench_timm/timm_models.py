@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import timm
 import torch
 from pydantic import Field
-from timm.models.resnet import BasicBlock, ResNet
-from timm.models.vision_transformer import VisionTransformer
 from torch import nn
 
 from geobench.api import BuildContext, Params
@@ -36,6 +33,8 @@ def finish(model: nn.Module) -> nn.Module:
 
 def cifar_stem(model: nn.Module) -> None:
     """Replace a ResNet's 7x7/2 stem conv by a 3x3/1 conv and drop its max-pool."""
+    from timm.models.resnet import ResNet
+
     if not isinstance(model, ResNet) or not isinstance(model.conv1, nn.Conv2d):
         raise ValueError(f"cifar_stem applies to timm ResNets with a single-conv stem, not "
                          f"{type(model).__name__}")
@@ -93,6 +92,8 @@ class TimmParams(Params):
 
 def build_timm(params: TimmParams, ctx: BuildContext) -> nn.Module:
     """``timm.create_model(model, pretrained=False, num_classes=0, in_chans=C)``: features."""
+    import timm
+
     c, h, w = image_shape(ctx, params.model)
     if not timm.is_model(params.model):
         raise ValueError(f"{params.model!r} is not a timm model"
@@ -125,6 +126,8 @@ class ResNetTinyParams(Params):
 
 def build_resnet_tiny(params: ResNetTinyParams, ctx: BuildContext) -> nn.Module:
     """A small timm ResNet (BasicBlocks) for CPU smoke runs; features of width widths[-1]."""
+    from timm.models.resnet import BasicBlock, ResNet
+
     c, _, _ = image_shape(ctx, "resnet_tiny")
     model = ResNet(block=BasicBlock, layers=params.layers, channels=params.widths,
                    stem_width=params.widths[0], in_chans=c, num_classes=0)
@@ -143,6 +146,8 @@ class ViTTinyParams(Params):
 
 def build_vit_tiny_cpu(params: ViTTinyParams, ctx: BuildContext) -> nn.Module:
     """A small timm VisionTransformer (class token) sized to the data's images."""
+    from timm.models.vision_transformer import VisionTransformer
+
     c, h, w = image_shape(ctx, "vit_tiny_cpu")
     if h % params.patch_size or w % params.patch_size:
         raise ValueError(f"vit_tiny_cpu: patch_size {params.patch_size} does not divide "
