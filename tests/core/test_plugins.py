@@ -6,7 +6,7 @@ import pytest
 
 from geobench.plugins import load_registry
 from geobench.registry import Entry, Registry, RegistryError
-from tests.conftest import run_cli, write_distribution
+from tests.conftest import REPO, run_cli, write_distribution
 
 BROKEN = "raise ImportError('needs a package that is not installed')\n"
 CLASH = """
@@ -163,3 +163,15 @@ def test_registry_rejects_duplicates_directly():
     reg.add(entry)
     with pytest.raises(RegistryError, match="by a and by b"):
         reg.add(Entry("heads", "x", lambda p, c: None, dict, "", "b"))
+
+
+@pytest.mark.parametrize("paper, suites", [
+    ("projection", ["collapse", "orbit", "head_depth"]),
+    ("mirror", ["mirror_flow", "mirror_cifar"]),
+    ("alignment", ["alignment"]),
+])
+def test_each_paper_plugin_alone_validates_its_suites(paper, suites, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEOBENCH_PLUGINS", f"{paper},data,timm")
+    for suite in suites:
+        out = run_cli(["validate", str(REPO / "suites" / f"{suite}.yaml")], tmp_path)
+        assert out.returncode == 0 and out.stderr == "", out.stderr

@@ -143,3 +143,42 @@ def test_duplicate_trial_seeds_and_metric_ids_are_errors(tmp_path):
             assert words in str(exc), exc
         else:
             raise AssertionError("expected a SuiteError")
+
+
+
+class Recorder(Metric):
+    """Counts the training steps it was told of; reports the last one's batch fingerprint."""
+
+    def __init__(self, params):
+        super().__init__(params)
+        self.seen: list[tuple[int, float]] = []
+
+    def observe(self, event):
+        assert event.lr == event.optimizer.param_groups[0]["lr"]
+        self.seen.append((event.step, _digest(event.batch.index)))
+
+    def __call__(self, ctx):
+        last = self.seen[-1][1] if self.seen else float("nan")
+        return {"observed": float(len(self.seen)), "last_batch": last}
+
+
+def test_observing_metrics_see_every_step_after_its_update(tmp_path):
+    class Plugin:
+        @hookimpl
+        def register_metrics(self, register):
+            register("fingerprint", lambda p, ctx: Fingerprint(p), params=MetricParams)
+            register("recorder", lambda p, ctx: Recorder(p), params=MetricParams)
+
+    reg = load_registry((Plugin(),))
+    metrics = ("{name: fingerprint, every: 1}", "{name: recorder, every: 1}")
+    cell = _cells(tmp_path, metrics=metrics, activations=("relu",), reg=reg)[0]
+    result = run_cell(cell, reg)
+    assert result.status == "complete", result.error
+
+    def series(key):
+        return {s: v for _, m, s, v in result.series if m == key}
+
+    assert series("recorder.observed") == {s: float(s) for s in range(13)}
+    trained = series("fingerprint.batch")  # the batch each step trains on, seen before it
+    told = series("recorder.last_batch")  # the batch the last event carried, seen after it
+    assert all(told[s + 1] == trained[s] for s in range(12))
