@@ -46,7 +46,7 @@ class PluginInfo:
 
 
 class Plugins:
-    """The plugin manager with what each plugin is and the warnings raised loading it."""
+    """The pluggy manager and what each plugin it holds is (``info``, by plugin name)."""
 
     def __init__(self, extra_plugins: tuple[object, ...] = ()) -> None:
         self.pm = pluggy.PluginManager(GROUP)
@@ -64,7 +64,11 @@ class Plugins:
             return
         only = os.environ.get("GEOBENCH_PLUGINS")
         wanted = {n.strip() for n in only.split(",")} if only else None
-        for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        found = sorted(entry_points(group=GROUP), key=lambda e: e.name)
+        for name in sorted((wanted or set()) - {ep.name for ep in found} - set(BUILTINS)):
+            warn(f"GEOBENCH_PLUGINS names {name!r}, which is no installed plugin"
+                 f"{did_you_mean(name, [ep.name for ep in found])}")
+        for ep in found:
             if (wanted is not None and ep.name not in wanted) or ep.name in self.info:
                 continue
             dist = ep.dist.name if ep.dist is not None else "?"

@@ -87,10 +87,12 @@ def test_disable_autoload_keeps_only_the_core(site, tmp_path, monkeypatch):
 
 def test_plugin_selection_by_entry_point_name(site, tmp_path, monkeypatch):
     write_distribution(site, "gb-broken", "1.0", "broken", "gb_broken", BROKEN)
-    monkeypatch.setenv("GEOBENCH_PLUGINS", "data,timm")
+    monkeypatch.setenv("GEOBENCH_PLUGINS", "data,timm,projecton")
     out = run_cli(["plugins", "--json"], tmp_path, site)
     assert out.returncode == 0 and "broken" not in out.stderr
     assert plugin_names(out) == ["core", "data", "timm"]
+    assert ("warning: GEOBENCH_PLUGINS names 'projecton', which is no installed plugin "
+            "(did you mean 'projection'?)") in out.stderr
 
 
 def test_plugins_command_reports_dist_version_and_hooks(site, tmp_path):
