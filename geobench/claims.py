@@ -34,13 +34,13 @@ from typing import Any
 from tabulate import tabulate
 
 from geobench.config import Claim
-from geobench.records import Cell
+from geobench.records import Cell, Status
 from geobench.stats import interval
 from geobench.suite import LoadedSuite
 from geobench.values import StoredValues, config_value
 
 MIN_PAIRS = 3
-BAD = ("diverged", "failed")
+BAD = (Status.DIVERGED, Status.FAILED)
 
 
 @dataclass
@@ -75,7 +75,7 @@ class _Tally:
     def get(self, cell: Cell, arm: str | None) -> float | None:
         """The claim's value for ``arm`` of ``cell``; None (counted) when unusable."""
         status = self.values.status(cell)
-        if status == "missing":
+        if status == Status.MISSING:
             self.missing += 1
             return None
         value = None if status in BAD else self.values.value(cell, arm, self.claim.metric,

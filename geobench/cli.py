@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from geobench.errors import RegistryError, did_you_mean
 from geobench.hookspecs import KINDS
+from geobench.records import Status
 from geobench.yamlio import SuiteError
 
 DEFAULT_STORE = "results/geobench.sqlite"
@@ -222,7 +223,7 @@ def cmd_results(args) -> int:
     for cell in cells:
         row = stored.get(cell.id)
         obj = {"cell": cell.id, "trial_seed": cell.trial_seed, "config": cell.config(),
-               "status": row["status"] if row else "missing",
+               "status": row["status"] if row else str(Status.MISSING),
                "error": row["error"] if row else None,
                "metrics": row["metrics"] if row else {}}
         if args.json:

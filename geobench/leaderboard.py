@@ -24,7 +24,7 @@ from tabulate import tabulate
 from geobench.api import FieldDoc
 from geobench.claims import claims_table, evaluate
 from geobench.config import LeaderboardMetric, PlotSpec
-from geobench.records import SINGLE_ARM, Cell
+from geobench.records import SINGLE_ARM, Cell, Status
 from geobench.registry import Registry
 from geobench.stats import t_half_width
 from geobench.store import Store
@@ -83,9 +83,9 @@ def _aggregate(values: StoredValues, members: list[tuple[Cell, str | None]],
     found, diverged = [], 0
     for cell, arm in members:
         status = values.status(cell)
-        if status == "diverged":
+        if status == Status.DIVERGED:
             diverged += 1
-        if status != "complete":
+        if status != Status.COMPLETE:
             continue
         value = values.value(cell, arm, metric.key, metric.stat)
         if value is not None and not math.isnan(value):

@@ -43,11 +43,6 @@ class MetricKey(NamedTuple):
         series = f"{self.metric}.{self.field}"
         return series if self.arm == SINGLE_ARM else f"{self.arm}/{series}"
 
-    @property
-    def series(self) -> str:
-        """``<metric id>.<field>``: the name of the series within its arm."""
-        return f"{self.metric}.{self.field}"
-
 
 def metric_key(arm: str, series: str) -> str:
     """The result key of ``series`` (``<metric id>.<field>``) measured on ``arm``."""

@@ -16,6 +16,7 @@ from geobench.records import (
     SINGLE_ARM,
     TRAIN_LOSS_KEY,
     Cell,
+    Status,
     cross_arm,
     measured_arm,
     metric_key,
@@ -57,7 +58,7 @@ class StoredValues:
     def status(self, cell: Cell) -> str:
         """complete | diverged | failed | missing (not in the store)."""
         row = self.rows.get(cell.id)
-        return row["status"] if row else "missing"
+        return row["status"] if row else Status.MISSING.value
 
     def value(self, cell: Cell, arm: str | None, key: str, stat: str = "last") -> float | None:
         """``stat`` of ``key``'s series for ``arm`` of ``cell`` (None: never recorded).
