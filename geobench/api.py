@@ -129,6 +129,7 @@ class BuildContext:
     ``seed`` is the seed of the component's own random stream (``geobench.streams``):
     ``data`` for a dataset, ``init/<component>`` for a model part, ``metric/<id>`` for a
     metric; ``trial_seed`` is the cell's trial seed, from which every stream derives.
+    ``spec`` is the arm's resolved run spec as recorded (JSON, every default filled in).
     """
 
     seed: int

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -74,6 +75,31 @@ class RunSpec(Strict):
     train: TrainSpec
     metrics: list[ComponentSpec] = Field(default_factory=list)
     tags: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Component:
+    """A validated component: its registered name, its params model and (for a metric) its
+    instance id. What the engine builds from; the cell's JSON record holds the same values."""
+
+    name: str
+    params: BaseModel
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """One arm's run spec as the engine receives it: every component validated and typed."""
+
+    data: Component
+    augment: Component
+    backbone: Component
+    head: Component
+    objective: Component
+    optimizer: Component
+    init: Component | None
+    train: TrainSpec
+    metrics: tuple[Component, ...]
 
 
 class Profile(Strict):

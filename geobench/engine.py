@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from geobench.api import Arm, BuildContext, Data, Metric, MetricContext, StepEvent
+from geobench.config import ArmSpec, Component, TrainSpec
 from geobench.loader import batch_hash, batches, steps_per_epoch
 from geobench.plugins import registry as default_registry
 from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm, finals_of
@@ -47,23 +48,23 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def total_steps(train: dict[str, Any], data: Data) -> int:
-    if train["steps"] is not None:
-        return train["steps"]
-    return train["epochs"] * steps_per_epoch(data)
+def total_steps(train: TrainSpec, data: Data) -> int:
+    if train.steps is not None:
+        return train.steps
+    return train.epochs * steps_per_epoch(data)
 
 
-def scaled_lr(lr: float, train: dict[str, Any], batch_size: int) -> float:
+def scaled_lr(lr: float, train: TrainSpec, batch_size: int) -> float:
     """``lr * (B / base_batch_size) ** k`` with k = 1, 1/2, 1/4 or 0 (``lr_scaling``)."""
-    power = {"none": 0.0, "linear": 1.0, "sqrt": 0.5, "fourth_root": 0.25}[train["lr_scaling"]]
-    return lr * (batch_size / train["base_batch_size"]) ** power
+    power = {"none": 0.0, "linear": 1.0, "sqrt": 0.5, "fourth_root": 0.25}[train.lr_scaling]
+    return lr * (batch_size / train.base_batch_size) ** power
 
 
-def lr_factor(step: int, total: int, train: dict[str, Any]) -> float:
+def lr_factor(step: int, total: int, train: TrainSpec) -> float:
     """Multiplier of the base learning rate at ``step`` (0-based)."""
-    if train["lr_schedule"] == "constant":
+    if train.lr_schedule == "constant":
         return 1.0
-    warm = train["warmup_steps"]
+    warm = train.warmup_steps
     if step < warm:
         return (step + 1) / warm
     span = max(1, total - warm)
@@ -101,45 +102,44 @@ def _same_weights(a: nn.Module, b: nn.Module) -> bool:
 class _ArmRun:
     """One arm with its optimizer, learning-rate schedule and metrics."""
 
-    def __init__(self, name: str, spec: dict[str, Any], reg: Registry, trial_seed: int,
-                 device: torch.device, data: Data, total: int) -> None:
-        self.name, self.spec = name, spec
+    def __init__(self, name: str, record: dict[str, Any], spec: ArmSpec, reg: Registry,
+                 trial_seed: int, device: torch.device, data: Data, total: int) -> None:
+        self.name, self.record, self.train_spec = name, record, spec.train
 
-        def build(kind: str, key: str, comp: dict[str, Any], ctx: BuildContext) -> Any:
+        def build(kind: str, key: str, comp: Component, ctx: BuildContext) -> Any:
             ctx.seed = stream_seed(trial_seed, f"init/{key}")
             with global_rng(ctx.seed):
-                return reg.build(kind, comp, ctx)
+                return reg.create(kind, comp, ctx)
 
-        ctx = BuildContext(seed=0, device=device, data=data, spec=spec, trial_seed=trial_seed)
-        backbone = build("backbones", "backbone", spec["backbone"], ctx)
+        ctx = BuildContext(seed=0, device=device, data=data, spec=record, trial_seed=trial_seed)
+        backbone = build("backbones", "backbone", spec.backbone, ctx)
         ctx.feature_dim = backbone.feature_dim
-        head = build("heads", "head", spec["head"], ctx)
+        head = build("heads", "head", spec.head, ctx)
         ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
-        objective = build("objectives", "objective", spec["objective"], ctx)
+        objective = build("objectives", "objective", spec.objective, ctx)
         self.arm = Arm(backbone, head, objective).to(device)
-        train = spec["train"]
-        if train["channels_last"]:
+        train = spec.train
+        if train.channels_last:
             self.arm.to(memory_format=torch.channels_last)
-        self.autocast = train["precision"] == "bf16"
+        self.autocast = train.precision == "bf16"
         self.device_type = device.type
-        self.loss_fn = _compiled(self._loss) if train["compile"] else self._loss
-        if spec["init"] is not None:
-            init = build("inits", "init", spec["init"], ctx)
+        self.loss_fn = _compiled(self._loss) if train.compile else self._loss
+        if spec.init is not None:
+            init = build("inits", "init", spec.init, ctx)
             with global_rng(ctx.seed):
                 init(self.arm, data)
         objective.setup(self.arm)
         ctx.model = self.arm
-        self.optimizer = build("optimizers", "optimizer", spec["optimizer"], ctx)
+        self.optimizer = build("optimizers", "optimizer", spec.optimizer, ctx)
         for group in self.optimizer.param_groups:
-            group["lr"] = scaled_lr(group["lr"], spec["train"], data.batch_size)
+            group["lr"] = scaled_lr(group["lr"], train, data.batch_size)
         self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
         self.metrics: list[tuple[str, Metric, set[int]]] = []
-        for m in spec["metrics"]:
-            ctx.seed = stream_seed(trial_seed, metric_stream(m["id"]))
-            params = {k: v for k, v in m.items() if k != "id"}
+        for comp in spec.metrics:
+            ctx.seed = stream_seed(trial_seed, metric_stream(comp.id))
             with global_rng(ctx.seed):
-                metric = reg.build("metrics", params, ctx)
-            self.metrics.append((m["id"], metric, schedule(metric.every, total)))
+                metric = reg.create("metrics", comp, ctx)
+            self.metrics.append((comp.id, metric, schedule(metric.every, total)))
         self.observers = [metric for _, metric, _ in self.metrics
                           if type(metric).observe is not Metric.observe]
         self.lrs: list[float] = []
@@ -148,7 +148,7 @@ class _ArmRun:
         return self.arm.objective(self.arm, batch, views)
 
     def step(self, batch, views, step: int, total: int) -> torch.Tensor:
-        factor = lr_factor(step, total, self.spec["train"])
+        factor = lr_factor(step, total, self.train_spec)
         for group, base in zip(self.optimizer.param_groups, self.base_lrs):
             group["lr"] = base * factor
         self.lrs.append(self.base_lrs[0] * factor)
@@ -157,7 +157,7 @@ class _ArmRun:
         with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.autocast):
             loss = self.loss_fn(batch, views)
         loss.backward()
-        clip = self.spec["train"]["clip_grad"]
+        clip = self.train_spec.clip_grad
         if clip is not None:
             nn.utils.clip_grad_norm_(self.arm.parameters(), clip)
         self.optimizer.step()
@@ -186,21 +186,21 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
 
 def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult) -> None:
     trial = cell.trial_seed
-    first = next(iter(cell.arms.values()))
-    device = resolve_device(first["train"]["device"])
+    first, spec = next(iter(cell.arms.values())), next(iter(cell.specs.values()))
+    device = resolve_device(spec.train.device)
     result.device = str(device)
     data_seed = stream_seed(trial, DATA)
     with global_rng(data_seed):
-        data = reg.build("datasets", first["data"], BuildContext(
+        data = reg.create("datasets", spec.data, BuildContext(
             data_seed, torch.device("cpu"), spec=first, trial_seed=trial)).to(device)
-    augment = reg.build("augmentations", first["augment"], BuildContext(
+    augment = reg.create("augmentations", spec.augment, BuildContext(
         stream_seed(trial, "augment"), device, data, spec=first, trial_seed=trial))
-    total = total_steps(first["train"], data)
-    runs = [_ArmRun(name, spec, reg, trial, device, data, total)
-            for name, spec in cell.arms.items()]
+    total = total_steps(spec.train, data)
+    runs = [_ArmRun(name, cell.arms[name], arm_spec, reg, trial, device, data, total)
+            for name, arm_spec in cell.specs.items()]
     _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
-    channels_last = first["train"]["channels_last"]
+    channels_last = spec.train.channels_last
     history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = {}
     pending: list[torch.Tensor] = []
     log_every = max(1, total // 200)
@@ -234,11 +234,11 @@ def batch_hash_of(hashes: list[str]) -> str:
 def _check_lockstep(runs: list[_ArmRun]) -> None:
     for run in runs[1:]:
         ref = runs[0]
-        if run.spec["backbone"] == ref.spec["backbone"]:
+        if run.record["backbone"] == ref.record["backbone"]:
             if not _same_weights(run.arm.backbone, ref.arm.backbone):
                 raise RuntimeError(f"arms {ref.name!r} and {run.name!r} share a backbone spec "
                                    "but did not start from the same weights")
-            if run.spec["head"] == ref.spec["head"] and not _same_weights(run.arm.head,
+            if run.record["head"] == ref.record["head"] and not _same_weights(run.arm.head,
                                                                           ref.arm.head):
                 raise RuntimeError(f"arms {ref.name!r} and {run.name!r} share a head spec "
                                    "but did not start from the same weights")
@@ -282,7 +282,7 @@ def _run_metrics(runs, step, total, data, batch, views, augment, trial, history,
             ctx = MetricContext(
                 step=step, total_steps=total, arm_name=arm_run.name, arm=arm_run.arm, data=data,
                 batch=batch, views=views, augmentation=augment,
-                generator=torch.Generator().manual_seed(seed), spec=arm_run.spec,
+                generator=torch.Generator().manual_seed(seed), spec=arm_run.record,
                 seed=stream_seed(trial, metric_stream(mid)),
                 reference_name=ref.name if ref else None,
                 reference=ref.arm if ref else None, history=hist, lrs=list(arm_run.lrs),

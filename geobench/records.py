@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from geobench.config import ArmSpec
 
 SINGLE_ARM = "main"
 TRAIN_LOSS_KEY = "loss.train"
@@ -71,8 +74,10 @@ def measured_arm(label: str) -> str:
 class Cell:
     """One run of a suite: every arm's resolved spec, its trial seed and its id.
 
-    The id (a hash of the resolved config and versions) is the resume key only; every
-    random draw derives from ``trial_seed`` through named streams (``geobench.streams``).
+    ``arms`` is the record (JSON: stored, hashed, read by leaderboards); ``specs`` holds the
+    same arms as validated, typed components, which the engine builds from. The id (a hash
+    of the resolved config and versions) is the resume key only; every random draw derives
+    from ``trial_seed`` through named streams (``geobench.streams``).
     """
 
     id: str
@@ -82,6 +87,7 @@ class Cell:
     arms: dict[str, dict[str, Any]]
     varied: dict[str, Any]
     versions: dict[str, str] = field(default_factory=dict)
+    specs: dict[str, ArmSpec] = field(default_factory=dict, compare=False, repr=False)
 
     def config(self) -> dict[str, Any]:
         return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,

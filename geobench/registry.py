@@ -14,6 +14,7 @@ from geobench.params import FieldDoc, Params
 
 if TYPE_CHECKING:
     from geobench.api import BuildContext, Factory
+    from geobench.config import Component
 
 
 class EmptyParams(Params):
@@ -95,6 +96,10 @@ class Registry:
         spec = dict(spec)
         entry = self.get(kind, spec.pop("name"))
         return entry.build(spec, ctx)
+
+    def create(self, kind: str, component: Component, ctx: BuildContext) -> Any:
+        """Build a validated ``component`` of ``kind`` (its params are not validated again)."""
+        return self.get(kind, component.name).factory(component.params, ctx)
 
     def validate(self, kind: str, spec: dict[str, Any]) -> BaseModel:
         """Validate a component spec; raises ``RegistryError`` or ``ValidationError``."""

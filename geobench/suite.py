@@ -18,7 +18,14 @@ from typing import Any
 from pydantic import ValidationError
 
 import geobench
-from geobench.config import COMPONENT_KINDS, SHARED_ACROSS_ARMS, RunSpec, Suite
+from geobench.config import (
+    COMPONENT_KINDS,
+    SHARED_ACROSS_ARMS,
+    ArmSpec,
+    Component,
+    RunSpec,
+    Suite,
+)
 from geobench.errors import describe_validation_error
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.registry import Registry, RegistryError, did_you_mean
@@ -239,8 +246,9 @@ def _check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Ce
 
 def _resolve_arm(
     registry: Registry, spec: dict[str, Any], fail: Any
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """Validate one arm's spec; return it with every component's defaults filled in."""
+) -> tuple[dict[str, Any], dict[str, str], ArmSpec]:
+    """Validate one arm's spec; return it with every component's defaults filled in (the
+    JSON record), the versions of the code it uses, and its typed form."""
     try:
         run = RunSpec.model_validate(spec)
     except ValidationError as exc:
@@ -252,7 +260,8 @@ def _resolve_arm(
              if resolved.get(key) is not None]
     items += [(None, "metrics", ("metrics", i)) for i in range(len(resolved["metrics"]))]
     ids: dict[str, int] = {}
-    for _key, kind, path in items:
+    typed: dict[str, Any] = {"init": None, "metrics": []}
+    for key, kind, path in items:
         comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
         if not isinstance(comp, dict) or "name" not in comp:
             raise fail(path, f"a component is a mapping with 'name' (a registered {kind[:-1]})")
@@ -270,12 +279,16 @@ def _resolve_arm(
             raise fail(path + tuple(err["loc"]),
                        describe_validation_error(err, entry.params)) from None
         full = {**named, **params.model_dump(mode="json")}
+        component = Component(comp["name"], params, named.get("id"))
         if len(path) == 1:
             resolved[path[0]] = full
+            typed[key] = component
         else:
             resolved["metrics"][path[1]] = full
+            typed["metrics"].append(component)
         versions[entry.origin] = entry.version
-    return resolved, versions
+    typed["metrics"] = tuple(typed["metrics"])
+    return resolved, versions, ArmSpec(train=run.train, **typed)
 
 
 def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any) -> str:
@@ -352,7 +365,7 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
         if any(all(varied.get(k, get_dotted(base, k)) == v for k, v in ex.items())
                for ex in exclude):
             continue
-        arms, versions = {}, {"geobench": geobench.__version__}
+        arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
         for arm in arm_names:
             spec = merge_run(base, arm_over[arm], accepts)
             mine = f"arms.{arm}."
@@ -368,7 +381,7 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
             def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
                 return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
 
-            arms[arm], used = _resolve_arm(registry, spec, fail)
+            arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
             versions.update(used)
         first = arms[arm_names[0]]
         for arm in arm_names[1:]:
@@ -380,6 +393,6 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
             payload = {"suite": suite.name, "profile": profile, "trial_seed": seed,
                        "arms": arms, "versions": versions}
             cells.append(Cell(cell_id(payload), suite.name, profile, seed, arms,
-                              {**varied, "trial_seed": seed}, versions))
+                              {**varied, "trial_seed": seed}, versions, specs))
     _check_claim_metrics(loaded, registry, cells, profile)
     return cells

@@ -2,11 +2,12 @@ import math
 
 import pytest
 
+from geobench.config import TrainSpec
 from geobench.engine import lr_factor, scaled_lr, schedule
 from geobench.suite import deep_merge, set_dotted
 
-TRAIN = {"lr_schedule": "warmup_cosine", "warmup_steps": 4, "lr_scaling": "sqrt",
-         "base_batch_size": 256}
+TRAIN = TrainSpec(steps=20, lr_schedule="warmup_cosine", warmup_steps=4, lr_scaling="sqrt",
+                  base_batch_size=256)
 
 
 def test_warmup_cosine_closed_form():
@@ -15,13 +16,14 @@ def test_warmup_cosine_closed_form():
     for s in range(4, total):
         assert lr_factor(s, total, TRAIN) == pytest.approx(
             0.5 * (1 + math.cos(math.pi * (s - 4) / 16)))
-    assert lr_factor(3, total, {**TRAIN, "lr_schedule": "constant"}) == 1.0
+    assert lr_factor(3, total, TRAIN.model_copy(update={"lr_schedule": "constant"})) == 1.0
 
 
 @pytest.mark.parametrize("rule,power", [("none", 0), ("linear", 1), ("sqrt", 0.5),
                                         ("fourth_root", 0.25)])
 def test_lr_scaling_rules(rule, power):
-    assert scaled_lr(0.3, {**TRAIN, "lr_scaling": rule}, 1024) == pytest.approx(0.3 * 4**power)
+    train = TRAIN.model_copy(update={"lr_scaling": rule})
+    assert scaled_lr(0.3, train, 1024) == pytest.approx(0.3 * 4**power)
 
 
 def test_metric_schedule_includes_start_and_end():
