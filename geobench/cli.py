@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from tabulate import tabulate
@@ -44,40 +44,57 @@ EXECUTOR_FLAGS = [
 ]
 
 
+class Command(NamedTuple):
+    summary: str
+    main: Callable[[list[str]], int]
+    plugin: str
+
+
 class PluginCommands:
     """What ``register_commands(cli)`` receives: ``cli.add(name, summary, main)``."""
 
-    def __init__(self) -> None:
-        self.commands: dict[str, tuple[str, Callable[[list[str]], int]]] = {}
+    def __init__(self, plugin: str, commands: dict[str, Command]) -> None:
+        self.plugin, self.commands = plugin, dict(commands)
 
     def add(self, name: str, summary: str, main: Callable[[list[str]], int]) -> None:
         if name in COMMANDS or name in self.commands:
             raise RegistryError(f"command {name!r} is already defined")
-        self.commands[name] = (summary, main)
+        self.commands[name] = Command(summary, main, self.plugin)
 
 
-def plugin_commands() -> dict[str, tuple[str, Callable[[list[str]], int]]]:
-    """name -> (summary, main) of every loaded plugin's commands; a plugin whose hook fails
-    or redefines a command is skipped with a warning."""
-    from geobench.plugins import plugins
+def plugin_commands() -> dict[str, Command]:
+    """Every loaded plugin's commands; a plugin whose hook fails or redefines a command is
+    skipped with a warning."""
+    from geobench.plugins import describe_failure, plugins
 
-    loaded, cli = plugins(), PluginCommands()
+    loaded, commands = plugins(), {}
     for name, info in list(loaded.info.items()):
         if "register_commands" not in info.hooks:
             continue
-        staged = PluginCommands()
-        staged.commands = dict(cli.commands)
+        staged = PluginCommands(name, commands)
         try:
             loaded.call(name, "register_commands", cli=staged)
         except (Exception, SystemExit) as exc:
-            loaded.drop(name, f"register_commands: {exc}")
+            loaded.drop(name, "register_commands: " + (
+                str(exc) if isinstance(exc, RegistryError) else describe_failure(exc)))
             continue
-        cli = staged
-    return cli.commands
+        commands = staged.commands
+    return commands
 
 
-def parser(extra: dict[str, tuple[str, Callable[[list[str]], int]]] | None = None
-           ) -> argparse.ArgumentParser:
+def run_plugin_command(name: str, command: Command, argv: list[str]) -> int:
+    """Run a plugin's command once its plugin has loaded whole (components included)."""
+    from geobench.plugins import plugins, registry
+
+    registry()
+    if command.plugin not in plugins().info:
+        print(f"geobench {name}: plugin {command.plugin!r} was skipped (see the warning "
+              "above)", file=sys.stderr)
+        return 2
+    return command.main(argv)
+
+
+def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="geobench", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run a suite's missing cells, then publish its leaderboard")
@@ -115,8 +132,8 @@ def parser(extra: dict[str, tuple[str, Callable[[list[str]], int]]] | None = Non
                                       "results/slurm)")
     plg = sub.add_parser("plugins", help="loaded plugins: distribution, version, hooks")
     plg.add_argument("--json", action="store_true", help="JSON lines, one object per plugin")
-    for name, (summary, _) in (extra or {}).items():
-        sub.add_parser(name, help=summary, add_help=False)
+    for name, command in (extra or {}).items():
+        sub.add_parser(name, help=command.summary, add_help=False)
     return ap
 
 
@@ -298,8 +315,9 @@ def cmd_collect(args) -> int:
 
 
 def cmd_plugins(args) -> int:
-    from geobench.plugins import plugins
+    from geobench.plugins import plugins, registry
 
+    registry()  # a plugin whose components fail to register is dropped (with a warning)
     for info in plugins().info.values():
         if args.json:
             print(json.dumps({"name": info.name, "dist": info.dist, "version": info.version,
@@ -318,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     extra = plugin_commands()
     if argv and argv[0] in extra:
-        return extra[argv[0]][1](argv[1:])
+        return run_plugin_command(argv[0], extra[argv[0]], argv[1:])
     args = parser(extra).parse_args(argv)
     try:
         return COMMANDS[args.command](args)

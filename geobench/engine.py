@@ -186,6 +186,9 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
 
 def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult) -> None:
     trial = cell.trial_seed
+    if list(cell.specs) != list(cell.arms):
+        raise ValueError(f"cell {cell.id} has no typed spec for each arm: build cells with "
+                         "geobench.suite.expand")
     first, spec = next(iter(cell.arms.values())), next(iter(cell.specs.values()))
     device = resolve_device(spec.train.device)
     result.device = str(device)

@@ -63,33 +63,38 @@ class Plugins:
         if os.environ.get("GEOBENCH_DISABLE_PLUGIN_AUTOLOAD") == "1":
             return
         only = os.environ.get("GEOBENCH_PLUGINS")
-        wanted = {n.strip() for n in only.split(",")} if only else None
+        wanted = {n.strip() for n in only.split(",") if n.strip()} if only else None
         found = sorted(entry_points(group=GROUP), key=lambda e: e.name)
         for name in sorted((wanted or set()) - {ep.name for ep in found} - set(BUILTINS)):
             warn(f"GEOBENCH_PLUGINS names {name!r}, which is no installed plugin"
                  f"{did_you_mean(name, [ep.name for ep in found])}")
         for ep in found:
-            if (wanted is not None and ep.name not in wanted) or ep.name in self.info:
+            if wanted is not None and ep.name not in wanted:
                 continue
             dist = ep.dist.name if ep.dist is not None else "?"
             version = ep.dist.version if ep.dist is not None else "?"
+            if ep.name in self.info:
+                warn(f"plugin {ep.name!r} (dist {dist} {version}) skipped: the name is taken "
+                     f"by {self.info[ep.name].origin}")
+                continue
             try:
                 plugin = ep.load()
             except (Exception, SystemExit) as exc:  # a broken plugin must not take others down
                 warn(f"plugin {ep.name!r} (dist {dist} {version}) failed to load: "
-                     f"{_describe(exc)}")
+                     f"{describe_failure(exc)}")
                 continue
             self._add(plugin, ep.name, dist, version)
 
     def _add(self, plugin: object, name: str, dist: str, version: str) -> None:
         for attr in dir(plugin):
-            if attr not in HOOKS and self.pm.parse_hookimpl_opts(plugin, attr) is not None:
+            opts = self.pm.parse_hookimpl_opts(plugin, attr)
+            if opts is not None and (opts.get("specname") or attr) not in HOOKS:
                 warn(f"plugin {name!r} (dist {dist} {version}): {attr!r} is not a geobench "
                      f"hook{did_you_mean(attr, list(HOOKS))}; it is ignored")
         try:
             self.pm.register(plugin, name=name)
         except (Exception, SystemExit) as exc:
-            warn(f"plugin {name!r} (dist {dist} {version}) skipped: {_describe(exc)}")
+            warn(f"plugin {name!r} (dist {dist} {version}) skipped: {describe_failure(exc)}")
             return
         callers = self.pm.get_hookcallers(plugin) or []
         hooks = tuple(sorted(c.name for c in callers if c.name in HOOKS))
@@ -102,16 +107,18 @@ class Plugins:
         warn(f"plugin {name!r} (dist {info.dist} {info.version}) skipped: {reason}")
 
     def call(self, name: str, hook: str, **kwargs: object) -> None:
-        """Call plugin ``name``'s implementation of ``hook`` (through pluggy) alone."""
-        others = [p for n, p in self.pm.list_name_plugin() if n != name]
-        self.pm.subset_hook_caller(hook, remove_plugins=others)(**kwargs)
+        """Call plugin ``name``'s implementations of ``hook`` (from pluggy's hook caller)."""
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
+            if impl.plugin_name == name:
+                impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
 
 
 def warn(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
 
-def _describe(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
+    """One line for an exception a plugin raised (``sys.exit`` included)."""
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r})"
     return f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -146,7 +153,8 @@ def build_registry(plugins: Plugins) -> Registry:
                     if entry.name in registry.entries[kind]:
                         registry.add(entry)  # raises, naming both origins
         except (Exception, SystemExit) as exc:
-            plugins.drop(name, str(exc) if isinstance(exc, RegistryError) else _describe(exc))
+            plugins.drop(name, str(exc) if isinstance(exc, RegistryError)
+                         else describe_failure(exc))
             continue
         for kind in KINDS:
             registry.entries[kind].update(staged.entries[kind])

@@ -98,8 +98,13 @@ class Registry:
         return entry.build(spec, ctx)
 
     def create(self, kind: str, component: Component, ctx: BuildContext) -> Any:
-        """Build a validated ``component`` of ``kind`` (its params are not validated again)."""
-        return self.get(kind, component.name).factory(component.params, ctx)
+        """Build a validated ``component`` of ``kind``: its params are validated again only
+        if they are not the registered model's (a worker with other plugins installed)."""
+        entry = self.get(kind, component.name)
+        params = component.params
+        if type(params) is not entry.params:
+            params = entry.params.model_validate(params.model_dump())
+        return entry.factory(params, ctx)
 
     def validate(self, kind: str, spec: dict[str, Any]) -> BaseModel:
         """Validate a component spec; raises ``RegistryError`` or ``ValidationError``."""

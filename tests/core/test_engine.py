@@ -25,6 +25,24 @@ def test_same_cell_twice_gives_identical_numbers(cells):
     assert first.batch_digest == second.batch_digest
 
 
+def test_typed_specs_equal_validating_the_record_again(cells):
+    reg = registry()
+    for cell in cells:
+        for arm, spec in cell.specs.items():
+            record = cell.arms[arm]
+            for key in ("data", "augment", "backbone", "head", "objective", "optimizer"):
+                kind = {"data": "datasets", "augment": "augmentations"}.get(key, key + "s")
+                assert getattr(spec, key).params == reg.validate(kind, record[key])
+            assert spec.train.model_dump(mode="json") == record["train"]
+
+
+def test_a_cell_without_typed_specs_fails_with_a_clear_error(cells):
+    result = run_cell(dataclasses.replace(cells[0], specs={}))
+    assert result.status == "failed"
+    assert "has no typed spec for each arm: build cells with geobench.suite.expand" in (
+        result.error)
+
+
 def test_cells_differ_by_seed_and_ids_are_stable(cells, tmp_path):
     assert len(cells) == 4 and len({c.id for c in cells}) == 4
     again = expand(load_suite(tmp_path / "small.yaml"), registry())

@@ -59,6 +59,26 @@ def register_commands(cli):
     cli.add("hello", "say hello from a plugin", hello)
 """
 
+UNHASHABLE = """
+from dataclasses import dataclass
+from geobench.hookspecs import hookimpl
+
+@dataclass
+class Plugin:
+    label: str = "x"
+
+    @hookimpl(specname="register_heads")
+    def heads(self, register):
+        register("from_unhashable", lambda p, ctx: None)
+
+plugin = Plugin()
+"""
+CLASH_WITH_COMMAND = CLASH + """
+@hookimpl
+def register_commands(cli):
+    cli.add("clash_cmd", "must not run: the plugin is skipped", lambda argv: 0)
+"""
+
 
 def plugin_names(out) -> list[str]:
     return [json.loads(line)["name"] for line in out.stdout.splitlines()]
@@ -114,6 +134,27 @@ def test_duplicate_name_skips_the_later_plugin_whole(site, tmp_path):
             "registered twice: by core (geobench) and by clash (gb-clash)") in out.stderr
     names = {json.loads(line)["name"] for line in out.stdout.splitlines()}
     assert "clash_head" not in names and "local" in names
+
+
+def test_unhashable_plugin_with_specname_hooks_loads_beside_the_others(site, tmp_path):
+    (site / "gb_unhashable.py").write_text(UNHASHABLE)
+    info = site / "gb_unhashable-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gb-unhashable\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[geobench]\nunhashable = gb_unhashable:plugin\n")
+    out = run_cli(["list", "heads", "--json"], tmp_path, site)
+    assert out.returncode == 0 and "warning" not in out.stderr, out.stderr
+    names = {json.loads(line)["name"] for line in out.stdout.splitlines()}
+    assert {"from_unhashable", "identity", "mlp"} <= names
+
+
+def test_a_skipped_plugin_is_not_listed_and_its_commands_refuse(site, tmp_path):
+    write_distribution(site, "gb-clash", "2.0", "clash", "gb_clash", CLASH_WITH_COMMAND)
+    listed = run_cli(["plugins", "--json"], tmp_path, site)
+    assert "clash" not in plugin_names(listed) and "skipped" in listed.stderr
+    ran = run_cli(["clash_cmd"], tmp_path, site)
+    assert ran.returncode == 2
+    assert "geobench clash_cmd: plugin 'clash' was skipped" in ran.stderr
 
 
 def test_misspelt_hook_is_named_with_a_suggestion(site, tmp_path):
