@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 
 import pluggy
 
@@ -125,8 +125,6 @@ def describe_failure(exc: BaseException) -> str:
 
 
 def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(dist)
     except PackageNotFoundError:
@@ -148,16 +146,10 @@ def build_registry(plugins: Plugins) -> Registry:
                 if f"register_{kind}" in info.hooks:
                     plugins.call(name, f"register_{kind}",
                                  register=_stager(staged, kind, info))
-            for kind in KINDS:
-                for entry in staged.entries[kind].values():
-                    if entry.name in registry.entries[kind]:
-                        registry.add(entry)  # raises, naming both origins
+            registry.merge(staged)
         except (Exception, SystemExit) as exc:
             plugins.drop(name, str(exc) if isinstance(exc, RegistryError)
                          else describe_failure(exc))
-            continue
-        for kind in KINDS:
-            registry.entries[kind].update(staged.entries[kind])
     return registry
 
 

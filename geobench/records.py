@@ -42,15 +42,18 @@ class MetricKey(NamedTuple):
     metric: str
     field: str
 
+    @property
+    def series(self) -> str:
+        """``<metric id>.<field>``: the series' name within its arm."""
+        return f"{self.metric}.{self.field}"
+
     def __str__(self) -> str:
-        series = f"{self.metric}.{self.field}"
-        return series if self.arm == SINGLE_ARM else f"{self.arm}/{series}"
+        return metric_key(self.arm, self.series)
 
 
 def metric_key(arm: str, series: str) -> str:
     """The result key of ``series`` (``<metric id>.<field>``) measured on ``arm``."""
-    metric, _, fld = series.partition(".")
-    return str(MetricKey(arm, metric, fld))
+    return series if arm == SINGLE_ARM else f"{arm}/{series}"
 
 
 def parse_metric_key(key: str) -> MetricKey:

@@ -68,13 +68,24 @@ class Registry:
     )
 
     def add(self, entry: Entry) -> None:
+        self._check_free(entry)
+        self.entries[entry.kind][entry.name] = entry
+
+    def merge(self, other: Registry) -> None:
+        """Add every entry of ``other``, or none if one of their names is taken."""
+        added = [e for entries in other.entries.values() for e in entries.values()]
+        for entry in added:
+            self._check_free(entry)
+        for entry in added:
+            self.entries[entry.kind][entry.name] = entry
+
+    def _check_free(self, entry: Entry) -> None:
         existing = self.entries[entry.kind].get(entry.name)
         if existing is not None:
             raise RegistryError(
                 f"{entry.kind[:-1]} {entry.name!r} is registered twice: by {existing.origin} "
                 f"and by {entry.origin}"
             )
-        self.entries[entry.kind][entry.name] = entry
 
     def names(self, kind: str) -> list[str]:
         return sorted(self.entries[kind])

@@ -203,7 +203,7 @@ def _check_claims(loaded: LoadedSuite) -> None:
     arms = list(suite.arms) or [SINGLE_ARM]
     for i, claim in enumerate(suite.claims):
         loc: Loc = ("claims", i)
-        named = [claim.metric.partition("/")[0]] if "/" in claim.metric else []  # arm given
+        named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
         if "arm" in claim.where:
             named.append(str(claim.where["arm"]))
         if claim.compare is not None and claim.compare.arm is not None:
@@ -229,8 +229,9 @@ def _check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Ce
     specs = {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values()
              for m in a["metrics"]}
     for i, claim in enumerate(loaded.suite.claims):
-        _, mid, fld = parse_metric_key(claim.metric)
-        if f"{mid}.{fld}" == TRAIN_LOSS_KEY:
+        parsed = parse_metric_key(claim.metric)
+        mid, fld = parsed.metric, parsed.field
+        if parsed.series == TRAIN_LOSS_KEY:
             continue
         loc: Loc = ("claims", i, "metric")
         if mid not in specs:

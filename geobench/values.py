@@ -85,14 +85,14 @@ def _lookup_keys(cell: Cell, arm: str | None, key: str) -> list[str]:
 
 def field_doc(registry: Registry, cell: Cell, key: str) -> FieldDoc | None:
     """The declared meaning of result ``key`` in ``cell`` (None: undeclared or unknown)."""
-    arm, mid, fld = parse_metric_key(key)
-    if f"{mid}.{fld}" == TRAIN_LOSS_KEY:
+    parsed = parse_metric_key(key)
+    if parsed.series == TRAIN_LOSS_KEY:
         return TRAIN_LOSS
-    spec = cell.arms.get(measured_arm(arm)) or next(iter(cell.arms.values()))
+    spec = cell.arms.get(measured_arm(parsed.arm)) or next(iter(cell.arms.values()))
     for metric in spec["metrics"]:
-        if metric.get("id", metric["name"]) == mid:
+        if metric.get("id", metric["name"]) == parsed.metric:
             try:
-                return registry.get("metrics", metric["name"]).field_doc(fld)
+                return registry.get("metrics", metric["name"]).field_doc(parsed.field)
             except RegistryError:
                 return None
     return None
