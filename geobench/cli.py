@@ -16,10 +16,13 @@ from tabulate import tabulate
 
 from geobench.errors import RegistryError, did_you_mean
 from geobench.hookspecs import KINDS
+from geobench.leases import LEASE_TIMEOUT_S
 from geobench.records import Status
+from geobench.store import StoreError
 from geobench.yamlio import SuiteError
 
 DEFAULT_STORE = "results/geobench.sqlite"
+RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
 
 
 def _suite_args(p: argparse.ArgumentParser, store: bool = True) -> None:
@@ -28,6 +31,8 @@ def _suite_args(p: argparse.ArgumentParser, store: bool = True) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a run-spec key in every cell (YAML value), e.g. "
                         "--set train.steps=200; repeatable")
+    p.add_argument("--cell-limit", type=int, default=None, metavar="N",
+                   help="refuse a profile of more than N cells (default: 10000)")
     if store:
         p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
 
@@ -105,6 +110,9 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
         run.add_argument(flag, type=kind, help=text)
     run.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
     run.add_argument("--max-cells", type=int, help="run at most this many of the missing cells")
+    run.add_argument("--lease-timeout", type=float, default=LEASE_TIMEOUT_S, metavar="S",
+                     help="take over a cell another run leased but has not renewed for S "
+                          f"seconds (default {LEASE_TIMEOUT_S:.0f})")
     run.add_argument("--quiet", action="store_true", help="no progress output")
     run.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
     run.add_argument("--out", help="leaderboard path (default: leaderboards/<suite>.md in the "
@@ -142,7 +150,19 @@ def _cells(args):
     from geobench.suite import expand, load_suite
 
     loaded = load_suite(args.suite)
-    return loaded, expand(loaded, registry(), args.profile, _overrides(args.set))
+    return loaded, expand(loaded, registry(), args.profile, _overrides(args.set),
+                          _cell_limit(args))
+
+
+def _cell_limit(args) -> int:
+    """``--cell-limit`` (at least 1), else the default limit."""
+    from geobench.suite import CELL_LIMIT
+
+    if args.cell_limit is None:
+        return CELL_LIMIT
+    if args.cell_limit < 1:
+        raise SuiteError(f"--cell-limit {args.cell_limit}: the limit is a count >= 1")
+    return args.cell_limit
 
 
 def _overrides(pairs: list[str]) -> dict[str, Any]:
@@ -159,11 +179,17 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 def _out_path(args, loaded) -> Path:
-    """``--out``, else ``leaderboards/<suite>[_<profile>].md`` beside the store."""
+    """``--out``, else ``leaderboards/<suite>[_<profile>].md`` beside the store (which the
+    default path must not leave)."""
     if getattr(args, "out", None):
         return Path(args.out)
     suffix = "" if args.profile == "smoke" else f"_{args.profile}"
-    return Path(args.store).parent / "leaderboards" / f"{loaded.suite.name}{suffix}.md"
+    folder = Path(args.store).parent / "leaderboards"
+    out = folder / f"{loaded.suite.name}{suffix}.md"
+    if out.resolve().parent != folder.resolve():
+        raise SuiteError(f"{loaded.path}: leaderboard path {out} leaves {folder}; name the "
+                         "suite and profile with [A-Za-z0-9_.-] only, or give --out")
+    return out
 
 
 def cmd_run(args) -> int:
@@ -172,13 +198,17 @@ def cmd_run(args) -> int:
     options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                for flag, _, _ in EXECUTOR_FLAGS}
     summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
-                        args.rerun, args.quiet, _overrides(args.set), args.max_cells)
+                        args.rerun, args.quiet, _overrides(args.set), args.max_cells,
+                        args.lease_timeout, _cell_limit(args))
     ran = sum(summary.statuses.values())
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "none run"
-    print(f"{len(summary.cells)} cells: {summary.skipped} already stored, {ran} run ({counts})")
+    counts = ", ".join(f"{summary.statuses[s]} {s}" for s in RUN_STATUSES)
+    elsewhere = f", {summary.elsewhere} run by another process" if summary.elsewhere else ""
+    print(f"{len(summary.cells)} cells: {summary.skipped} already stored, {ran} run "
+          f"({counts}){elsewhere}")
+    code = 1 if summary.statuses[Status.FAILED] else 0  # diverged is a result, not an error
     if not args.no_leaderboard:
-        return cmd_leaderboard(args)
-    return 0
+        return cmd_leaderboard(args) or code
+    return code
 
 
 def cmd_list(args) -> int:
@@ -292,8 +322,9 @@ def cmd_claims(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from geobench.executors.slurm import load_result, result_path
+    from geobench.executors.slurm import result_path
     from geobench.provenance import provenance
+    from geobench.safeload import load_pickle
     from geobench.store import Store
 
     loaded, cells = _cells(args)
@@ -304,8 +335,9 @@ def cmd_collect(args) -> int:
         done = store.done_ids([c.id for c in cells])
         found = [(c, result_path(folder, c.id)) for c in cells if c.id not in done]
         found = [(c, p) for c, p in found if p.exists()]
-        for cell, path in found:
-            store.write(cell, load_result(path), provenance())
+        results = [(cell, load_pickle(path)) for cell, path in found]  # all checked, then stored
+        for cell, result in results:
+            store.write(cell, result, provenance())
     finally:
         store.close()
     missing = len(cells) - len(done) - len(found)
@@ -335,12 +367,12 @@ COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     extra = plugin_commands()
-    if argv and argv[0] in extra:
-        return run_plugin_command(argv[0], extra[argv[0]], argv[1:])
-    args = parser(extra).parse_args(argv)
     try:
+        if argv and argv[0] in extra:
+            return run_plugin_command(argv[0], extra[argv[0]], argv[1:])
+        args = parser(extra).parse_args(argv)
         return COMMANDS[args.command](args)
-    except (SuiteError, RegistryError) as exc:
+    except (SuiteError, RegistryError, StoreError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:

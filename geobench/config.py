@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 ComponentSpec = dict[str, Any]  # {name: <registered name>, **params}
 COMPONENT_KINDS = {
@@ -18,6 +28,20 @@ COMPONENT_KINDS = {
     "init": "inits",
 }
 SHARED_ACROSS_ARMS = ("data", "augment", "train")
+
+
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _path_name(name: str) -> str:
+    if not NAME.fullmatch(name) or name in (".", ".."):
+        raise ValueError(f"{name!r}: names used in file paths match {NAME.pattern} and are "
+                         "not '.' or '..'")
+    return name
+
+
+Name = Annotated[str, AfterValidator(_path_name)]
+"""A suite, profile or arm name: it becomes part of file names and result keys."""
 
 
 def _trial_seeds(seeds: int | list[int]) -> int | list[int]:
@@ -33,27 +57,39 @@ def _trial_seeds(seeds: int | list[int]) -> int | list[int]:
     return seeds
 
 
-Seeds = Annotated[int | list[int], AfterValidator(_trial_seeds)]
+Seeds = Annotated[StrictInt | list[StrictInt], AfterValidator(_trial_seeds)]
 """Trial seeds: a count N (seeds 0..N-1) or a list of distinct non-negative integers."""
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class TrainSpec(Strict):
-    steps: int | None = Field(None, ge=0, description="optimizer steps")
-    epochs: int | None = Field(None, ge=1, description="epochs (alternative to steps)")
+    steps: StrictInt | None = Field(None, ge=1, description="optimizer steps")
+    epochs: StrictInt | None = Field(None, ge=1, description="epochs (alternative to steps)")
     lr_schedule: Literal["constant", "warmup_cosine"] = "constant"
-    warmup_steps: int = Field(0, ge=0)
+    warmup_steps: StrictInt = Field(0, ge=0, description="at most steps")
     clip_grad: float | None = Field(None, gt=0, description="max global gradient norm")
     lr_scaling: Literal["none", "linear", "sqrt", "fourth_root"] = "none"
-    base_batch_size: int = Field(256, ge=1)
+    base_batch_size: StrictInt = Field(256, ge=1)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16"] = Field(
         "fp32", description="bf16: autocast the training step (metrics stay in fp32/fp64)")
     channels_last: bool = Field(False, description="channels-last memory format for images")
     compile: bool = Field(False, description="torch.compile the forward pass and loss")
+    max_loss_ratio: float | None = Field(
+        1e4, gt=1, allow_inf_nan=False,
+        description="divergence guard: a step whose |loss| exceeds this times the initial "
+                    "|loss| ends the cell as diverged (null: only non-finite values do)")
+
+    @field_validator("warmup_steps")
+    @classmethod
+    def _warmup_within(cls, warmup: int, info: ValidationInfo) -> int:
+        steps = info.data.get("steps")
+        if steps is not None and warmup > steps:
+            raise ValueError(f"warmup_steps is at most steps ({steps})")
+        return warmup
 
     @model_validator(mode="after")
     def _one_length(self) -> TrainSpec:
@@ -195,15 +231,15 @@ class Claim(Strict):
 
 
 class Suite(Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: Name
     description: str = ""
     base: dict[str, Any]
-    arms: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    arms: dict[Name, dict[str, Any]] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     zip: list[dict[str, list[Any]]] = Field(default_factory=list)
     exclude: list[dict[str, Any]] = Field(default_factory=list)
     seeds: Seeds = 1
-    profiles: dict[str, Profile] = Field(default_factory=dict)
+    profiles: dict[Name, Profile] = Field(default_factory=dict)
     leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
     claims: list[Claim] = Field(default_factory=list)
     executor: ComponentSpec | None = Field(

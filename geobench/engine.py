@@ -39,7 +39,7 @@ from geobench.streams import (
 )
 
 Progress = Callable[[int, int, float], None]
-CHECK_EVERY = 10  # steps between checks for a non-finite loss (each check syncs the device)
+CHECK_EVERY = 10  # steps between divergence checks (each check syncs the device)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -208,6 +208,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     pending: list[torch.Tensor] = []
     log_every = max(1, total // 200)
     digest = []
+    guard = DivergenceGuard(spec.train.max_loss_ratio)
     torch.manual_seed(stream_seed(trial, TRAIN))
     for batch in batches(data, stream_seed(trial, ORDER), total + 1):
         step = batch.step
@@ -222,7 +223,8 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
             break
         pending.append(torch.stack([r.step(batch, views, step, total) for r in runs]))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
-            if _flush_losses(runs, pending, step + 1, log_every, result, progress, total):
+            if _flush_losses(runs, pending, step + 1, log_every, result, progress, total,
+                             guard):
                 return
             pending = []
     result.batch_digest = batch_hash_of(digest)
@@ -247,21 +249,59 @@ def _check_lockstep(runs: list[_ArmRun]) -> None:
                                    "but did not start from the same weights")
 
 
-def _flush_losses(runs, pending, upto, log_every, result, progress, total) -> bool:
-    """Record the losses of the last steps; return True (and mark divergence) if one is
-    not finite."""
+class DivergenceGuard:
+    """The rule that ends a cell as ``diverged``: at the first step where an arm's loss is
+    not finite, or its |loss| exceeds ``max_loss_ratio`` times its |loss| at step 0 (the
+    ratio rule is off for an arm whose initial loss is 0, or with ``max_loss_ratio: null``),
+    or after which a parameter is not finite. A loss that blows up and comes back still
+    ends the cell: every step's loss is checked, not only the last."""
+
+    def __init__(self, max_loss_ratio: float | None) -> None:
+        self.ratio = max_loss_ratio
+        self.initial: dict[str, float] = {}
+
+    def loss(self, arm: str, step: int, value: float) -> str | None:
+        """Why the loss ``value`` of ``arm`` at ``step`` means divergence, or None."""
+        if not math.isfinite(value):
+            return f"non-finite loss {value} at step {step} (arm {arm})"
+        first = self.initial.setdefault(arm, abs(value))
+        if self.ratio is not None and first > 0 and abs(value) > self.ratio * first:
+            return (f"loss {value:.4g} at step {step} exceeds max_loss_ratio {self.ratio:g} x "
+                    f"the initial loss {first:.4g} (arm {arm})")
+        return None
+
+    @staticmethod
+    def parameters(arm: str, model: nn.Module, step: int) -> str | None:
+        """Why ``model``'s parameters after ``step`` mean divergence, or None."""
+        params = [p.detach() for p in model.parameters()]
+        if params and not torch.isfinite(torch.stack(torch._foreach_norm(params))).all():
+            return f"non-finite parameters after step {step} (arm {arm})"
+        return None
+
+
+def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard) -> bool:
+    """Record the losses of the last steps; return True (and mark the cell diverged) if
+    the guard finds a step that diverged."""
     losses = torch.stack(pending).cpu()
     start = upto - len(pending)
+    problem = None
     for i, row in enumerate(losses.tolist()):
         step = start + i
         for run, value in zip(runs, row):
-            if not math.isfinite(value):
-                result.status = Status.DIVERGED
-                result.error = f"non-finite loss at step {step} (arm {run.name})"
-                result.finals = finals_of(result.series)
-                return True
+            problem = guard.loss(run.name, step, value)
+            if problem is not None:
+                break
             if step % log_every == 0 or step == total - 1:
                 result.series.append((run.name, TRAIN_LOSS_KEY, step, value))
+        if problem is not None:
+            break
+    for run in runs:
+        problem = problem or guard.parameters(run.name, run.arm, upto - 1)
+    if problem is not None:
+        result.status = Status.DIVERGED
+        result.error = problem
+        result.finals = finals_of(result.series)
+        return True
     if progress is not None:
         progress(upto, total, float(losses[-1].mean()))
     return False

@@ -46,4 +46,29 @@ def describe_validation_error(err: dict[str, Any], model: type[BaseModel] | None
     if kind == "missing":
         return f"missing required field {field!r}"
     msg = err.get("msg", "invalid value").removeprefix("Value error, ")
-    return f"{msg} (got {value!r})" if value is not None and not isinstance(value, dict) else msg
+    return f"{msg} (got {_short(value)})" if value is not None and not isinstance(value, dict) \
+        else msg
+
+
+def _short(value: Any, width: int = 60) -> str:
+    """``repr(value)``, cut to ``width`` characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def error_loc(err: dict[str, Any], data: Any) -> tuple[Any, ...]:
+    """Where ``err`` (one entry of ``ValidationError.errors()``) lies in the validated
+    ``data``: the path is cut where ``data`` has no such key, which drops pydantic's union
+    member tags (``seeds.int``) and ``[key]``; a missing field keeps its name."""
+    if err.get("type") == "missing":
+        return tuple(err["loc"])
+    out: list[Any] = []
+    for part in err["loc"]:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            break
+        out.append(part)
+    return tuple(out)

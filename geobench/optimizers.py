@@ -15,14 +15,14 @@ from geobench.lars import LARS
 
 
 class SGDParams(Params):
-    lr: float = Field(..., ge=0, description="learning rate")
+    lr: float = Field(..., gt=0, description="learning rate")
     momentum: float = Field(0.0, ge=0, description="momentum factor")
     nesterov: bool = Field(False, description="Nesterov momentum (needs momentum > 0)")
     weight_decay: float = Field(0.0, ge=0, description="L2 penalty added to the gradient")
 
 
 class AdamParams(Params):
-    lr: float = Field(..., ge=0, description="learning rate")
+    lr: float = Field(..., gt=0, description="learning rate")
     betas: tuple[float, float] = Field((0.9, 0.999), description="moment decay rates")
     eps: float = Field(1e-8, gt=0, description="denominator term")
     weight_decay: float = Field(0.0, ge=0, description="L2 penalty added to the gradient")
@@ -33,7 +33,7 @@ class AdamWParams(AdamParams):
 
 
 class LARSParams(Params):
-    lr: float = Field(..., ge=0, description="learning rate")
+    lr: float = Field(..., gt=0, description="learning rate")
     momentum: float = Field(0.9, ge=0, description="momentum factor")
     weight_decay: float = Field(1e-6, ge=0, description="weight decay (weights only)")
     eta: float = Field(0.001, gt=0, description="trust coefficient")

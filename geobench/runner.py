@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,12 +16,15 @@ from tqdm import tqdm
 from geobench.api import BuildContext
 from geobench.engine import run_cell
 from geobench.errors import describe_validation_error
+from geobench.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
 from geobench.plugins import registry
 from geobench.provenance import provenance
 from geobench.records import Cell, CellResult, Status
 from geobench.registry import Registry, RegistryError
 from geobench.store import Store
-from geobench.suite import expand, load_suite
+from geobench.suite import CELL_LIMIT, expand, load_suite
+
+POLL_S = 5.0  # seconds between looks at the leases other runs hold
 
 
 @dataclass
@@ -28,6 +32,7 @@ class RunSummary:
     cells: list[Cell]
     skipped: int
     statuses: Counter = field(default_factory=Counter)
+    elsewhere: int = 0  # cells another run sharing the store finished meanwhile
 
 
 def describe(cell: Cell) -> str:
@@ -73,6 +78,12 @@ class _Progress:
             print(f"[{self.finished}/{self.total}] {cell.id} ({describe(cell)}) "
                   f"{result.status} in {took:.1f}s{note}", file=sys.stderr, flush=True)
 
+    def say(self, line: str) -> None:
+        if self.grid is not None:
+            self.grid.write(line)
+        elif not self.quiet:
+            print(line, file=sys.stderr, flush=True)
+
     def close(self) -> None:
         if self.grid is not None:
             self.grid.close()
@@ -102,13 +113,16 @@ def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
 def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geobench.sqlite",
               executor: str | None = None, options: dict[str, Any] | None = None,
               rerun: bool = False, quiet: bool = False,
-              overrides: dict[str, Any] | None = None, max_cells: int | None = None
+              overrides: dict[str, Any] | None = None, max_cells: int | None = None,
+              lease_timeout: float = LEASE_TIMEOUT_S, cell_limit: int = CELL_LIMIT
               ) -> RunSummary:
     """Validate and expand the suite, then run every cell the store does not hold yet
-    (at most ``max_cells`` of them)."""
+    (at most ``max_cells`` of them). Each cell is leased in the store before it runs, so
+    runs sharing the store split the cells; a lease not renewed for ``lease_timeout``
+    seconds is taken over."""
     reg = registry()
     loaded = load_suite(path)
-    cells = expand(loaded, reg, profile, overrides)
+    cells = expand(loaded, reg, profile, overrides, cell_limit)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
     store = Store(store_path)
     try:
@@ -116,15 +130,20 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
         todo = [c for c in cells if c.id not in done][:max_cells]
         summary = RunSummary(cells, skipped=len(done))
         progress = _Progress(len(cells), len(done), quiet)
+        owner = new_owner()
+        release_dead(store, [c.id for c in todo])
         try:
-            for cell, result in _execute(runner, todo, progress):
-                if isinstance(result, BaseException):  # the executor lost the task
-                    now = time.time()
-                    result = CellResult(cell.id, Status.FAILED, f"{type(result).__name__}: {result}"
-                                        .splitlines()[0], started=now, finished=now)
-                store.write(cell, result, provenance())
-                summary.statuses[result.status] += 1
-                progress.finish(cell, result)
+            with Heartbeat(store_path, owner, lease_timeout):
+                while todo:
+                    held: list[Cell] = []
+                    leased = _leased(store, todo, owner, lease_timeout, rerun, held)
+                    for cell, result in _execute(runner, leased, progress):
+                        if isinstance(result, BaseException):  # the executor lost the task
+                            result = _lost(cell, result)
+                        store.write(cell, result, provenance())
+                        summary.statuses[result.status] += 1
+                        progress.finish(cell, result)
+                    todo = _await_others(store, held, lease_timeout, summary, progress)
         finally:
             progress.close()
     finally:
@@ -132,7 +151,47 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
     return summary
 
 
-def _execute(runner, todo: list[Cell], progress: _Progress):
+def _lost(cell: Cell, exc: BaseException) -> CellResult:
+    now = time.time()
+    return CellResult(cell.id, Status.FAILED, f"{type(exc).__name__}: {exc}".splitlines()[0],
+                      started=now, finished=now)
+
+
+def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, rerun: bool,
+            held: list[Cell]) -> Iterator[Cell]:
+    """The cells ``owner`` leases, one at a time as the executor asks for them; the cells
+    another run holds (or has finished meanwhile) go to ``held``."""
+    for cell in cells:
+        if store.lease(cell.id, owner, timeout, rerun):
+            yield cell
+        else:
+            held.append(cell)
+
+
+def _await_others(store: Store, held: list[Cell], timeout: float, summary: RunSummary,
+                  progress: _Progress) -> list[Cell]:
+    """Wait while other runs hold live leases on every cell of ``held``; once a lease is
+    released or expired (its owner stopped), return the unfinished cells for another round.
+    Cells the others finish are counted in ``summary.elsewhere``."""
+    waiting = False
+    while held:
+        release_dead(store, [c.id for c in held])
+        done = store.done_ids([c.id for c in held])
+        summary.elsewhere += len(done)
+        held = [c for c in held if c.id not in done]
+        leases = store.leases([c.id for c in held])
+        stale = time.time() - timeout
+        if any(c.id not in leases or leases[c.id][1] < stale for c in held):
+            return held
+        if held and not waiting:
+            owners = sorted({owner for owner, _ in leases.values()})
+            progress.say(f"waiting for {len(held)} cells another run holds ({', '.join(owners)})")
+            waiting = True
+        time.sleep(min(POLL_S, timeout / 4))
+    return []
+
+
+def _execute(runner, todo: Iterator[Cell], progress: _Progress):
     if getattr(runner, "in_process", False):
         def fn(cell: Cell) -> CellResult:
             progress.start(cell)

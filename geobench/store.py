@@ -1,16 +1,24 @@
-"""SQLite results store (WAL): one row per finished cell, its metric series and finals.
+"""SQLite results store (WAL): one row per finished cell, its metric series and finals, and
+a lease per running cell.
 
 A cell is written in a single transaction when it finishes, so a run killed at any point
 leaves either the whole cell or nothing; rerunning completes exactly the missing cells.
+Before a cell runs it is leased (owner, heartbeat) in the store, so two runs sharing a store
+run each cell once; a lease whose heartbeat is older than the timeout is taken over.
+Every SQLite or file-system problem is raised as a one-line ``StoreError``; the store file
+is never truncated or rewritten on such an error.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from geobench.records import DONE, Cell, CellResult
 
@@ -29,29 +37,78 @@ CREATE TABLE IF NOT EXISTS finals (
     cell TEXT NOT NULL REFERENCES cells(id), key TEXT NOT NULL, value REAL,
     PRIMARY KEY (cell, key)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    cell TEXT PRIMARY KEY, owner TEXT NOT NULL, heartbeat REAL NOT NULL
+);
 """
+LOCK_TIMEOUT_S = 60.0
+_PROBLEMS = {  # SQLite's message -> what it means for the user
+    "database is locked": f"locked by another process (waited {LOCK_TIMEOUT_S:.0f} s)",
+    "file is not a database": "not a SQLite database (corrupt, or another kind of file); "
+                              "left untouched",
+    "database disk image is malformed": "corrupt (malformed database image); left untouched",
+    "attempt to write a readonly database": "read-only: make it writable or give another "
+                                            "--store",
+    "unable to open database file": "cannot be opened (unreadable, a folder, or its folder is "
+                                    "not writable)",
+    "database or disk is full": "the disk is full; nothing of the unfinished cell was written",
+}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class StoreError(RuntimeError):
+    """A problem with the results store, phrased as one line naming the file."""
+
+
+def _guarded(method: F) -> F:
+    """Raise SQLite and file-system errors of ``method`` as a one-line ``StoreError``."""
+
+    @functools.wraps(method)
+    def call(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"{self.path}: results store: {describe_store_error(exc)}") from None
+
+    return call  # type: ignore[return-value]
+
+
+def describe_store_error(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    for problem, meaning in _PROBLEMS.items():
+        if problem in text:
+            return meaning
+    if isinstance(exc, OSError):
+        return f"cannot be created: {exc.strerror or text}"
+    return f"error: {text}"
 
 
 class Store:
+    @_guarded
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.db: sqlite3.Connection | None = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=60)
+        self.db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
 
     def close(self) -> None:
-        self.db.close()
+        if self.db is not None:
+            self.db.close()
 
+    @_guarded
     def done_ids(self, ids: list[str]) -> set[str]:
         """Those of ``ids`` already finished (complete or diverged)."""
         rows = self._select("SELECT id FROM cells WHERE status IN (?, ?) AND id IN ({})",
                             list(DONE), ids)
         return {r[0] for r in rows}
 
+    @_guarded
     def write(self, cell: Cell, result: CellResult, provenance: dict[str, Any]) -> None:
-        """Replace whatever the store holds for ``cell`` by ``result``, atomically."""
+        """Replace whatever the store holds for ``cell`` by ``result`` and release the cell's
+        lease, atomically."""
         prov = {**provenance, "device": result.device, "batch_digest": result.batch_digest}
         with self.db:
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
@@ -66,7 +123,45 @@ class Store:
                                 [(cell.id, *row) for row in result.series])
             self.db.executemany("INSERT INTO finals VALUES (?,?,?)",
                                 [(cell.id, k, v) for k, v in result.finals.items()])
+            self.db.execute("DELETE FROM leases WHERE cell = ?", (cell.id,))
 
+    @_guarded
+    def lease(self, cell_id: str, owner: str, timeout: float, rerun: bool = False) -> bool:
+        """Take the lease of ``cell_id`` for ``owner``, in one statement (so two runs never
+        both get it): only if the cell is not finished (unless ``rerun``) and nobody else
+        holds a lease renewed within ``timeout`` seconds. True if ``owner`` now holds it."""
+        now = time.time()
+        with self.db:
+            cur = self.db.execute(
+                "INSERT INTO leases (cell, owner, heartbeat) SELECT ?, ?, ? WHERE ? OR NOT "
+                "EXISTS (SELECT 1 FROM cells WHERE id = ? AND status IN (?, ?)) "
+                "ON CONFLICT(cell) DO UPDATE SET owner = excluded.owner, "
+                "heartbeat = excluded.heartbeat "
+                "WHERE leases.owner = excluded.owner OR leases.heartbeat < ?",
+                (cell_id, owner, now, rerun, cell_id, *DONE, now - timeout))
+        return cur.rowcount == 1
+
+    @_guarded
+    def renew(self, owner: str) -> None:
+        """Heartbeat: mark every lease ``owner`` holds as alive now."""
+        with self.db:
+            self.db.execute("UPDATE leases SET heartbeat = ? WHERE owner = ?",
+                            (time.time(), owner))
+
+    @_guarded
+    def release(self, owner: str) -> None:
+        """Give up every lease ``owner`` still holds (its cells did not finish)."""
+        with self.db:
+            self.db.execute("DELETE FROM leases WHERE owner = ?", (owner,))
+
+    @_guarded
+    def leases(self, ids: list[str]) -> dict[str, tuple[str, float]]:
+        """Current leases of ``ids``: cell -> (owner, last heartbeat)."""
+        rows = self._select("SELECT cell, owner, heartbeat FROM leases WHERE cell IN ({})",
+                            [], ids)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    @_guarded
     def cells(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Stored rows of ``ids`` with their finals: id -> {status, error, config, ...}."""
         rows = self._select("SELECT id, status, error, config, provenance, seconds FROM cells "
@@ -79,17 +174,17 @@ class Store:
             out[cell]["metrics"][key] = math.nan if value is None else value
         return out
 
+    @_guarded
     def series(self, ids: list[str], metric: str | None = None
                ) -> list[tuple[str, str, str, int, float]]:
         """(cell, arm, metric, step, value) rows of ``ids``, ordered by step."""
         query = "SELECT cell, arm, metric, step, value FROM series WHERE cell IN ({})"
-        params: list[Any] = []
         if metric is not None:
             query += " AND metric = ?"
         rows = []
         for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
-            args = [*params, *chunk] + ([metric] if metric is not None else [])
+            args = [*chunk] + ([metric] if metric is not None else [])
             rows += self.db.execute(query.format(marks) + " ORDER BY step", args).fetchall()
         # SQLite stores NaN as NULL: read it back as NaN
         return [(*r[:4], math.nan if r[4] is None else r[4]) for r in rows]

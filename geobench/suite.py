@@ -9,13 +9,14 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 import geobench
 from geobench.config import (
@@ -23,15 +24,18 @@ from geobench.config import (
     SHARED_ACROSS_ARMS,
     ArmSpec,
     Component,
+    Profile,
     RunSpec,
     Suite,
 )
-from geobench.errors import describe_validation_error
+from geobench.errors import describe_validation_error, error_loc
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.registry import Registry, RegistryError, did_you_mean
 from geobench.yamlio import SuiteError, line_of, load_yaml
 
 METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
+CELL_LIMIT = 10_000
+"""Most cells one profile may expand to, unless raised (``--cell-limit``)."""
 Loc = tuple[Any, ...]
 
 
@@ -72,7 +76,7 @@ def load_suite(path: str | Path) -> LoadedSuite:
         loaded.suite = Suite.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise loaded.fail(tuple(err["loc"]), describe_validation_error(err, Suite)) from None
+        raise loaded.fail(error_loc(err, data), describe_validation_error(err, Suite)) from None
     return loaded
 
 
@@ -157,7 +161,7 @@ class _Source:
 def _origin(path: tuple[Any, ...], assigned: list[tuple[str, Loc]], sources: list[_Source]) -> Loc:
     """Where in the file the value at ``path`` (inside an arm spec) was written."""
     dotted = ".".join(str(p) for p in path)
-    for key, loc in assigned:
+    for key, loc in reversed(assigned):  # the last assignment is the one that holds
         if dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + "."):
             return loc
     best: tuple[int, Loc] = (-1, ("base",) + tuple(path))
@@ -172,6 +176,8 @@ def _origin(path: tuple[Any, ...], assigned: list[tuple[str, Loc]], sources: lis
 
 def _accepts(registry: Registry) -> Accepts:
     def accepts(kind: str, name: str) -> set[str] | None:
+        if not isinstance(name, str):
+            return None
         try:
             return set(registry.get(kind, name).params.model_fields) | {"name"}
         except RegistryError:
@@ -184,7 +190,11 @@ def _seed_list(seeds: int | list[int]) -> list[int]:
     return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
 
 
-def _check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any]) -> None:
+def _check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
+               extra: tuple[str, ...] = ()) -> None:
+    """``key`` is a dotted run-spec key (or ``arms.<arm>.<key>``, or one of ``extra``)."""
+    if key in extra:
+        return
     head, _, rest = key.partition(".")
     fields = list(RunSpec.model_fields)
     if head == "arms":
@@ -223,26 +233,124 @@ def _check_claims(loaded: LoadedSuite) -> None:
                               "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
 
 
+def _check_structure(loaded: LoadedSuite) -> None:
+    """Keys outside the run spec: profile arms, exclude entries, leaderboard rows/columns."""
+    suite = loaded.suite
+    for name, prof in suite.profiles.items():
+        for arm in prof.arms:
+            if arm not in suite.arms:
+                raise loaded.fail(("profiles", name, "arms", arm),
+                                  f"unknown arm {arm!r}; arms: {', '.join(suite.arms) or 'none'}")
+    excludes = [(("exclude",), suite.exclude)]
+    excludes += [(("profiles", n, "exclude"), p.exclude) for n, p in suite.profiles.items()]
+    for loc, entries in excludes:
+        for i, entry in enumerate(entries or []):
+            if not entry:
+                raise loaded.fail(loc + (i,), "an exclude entry needs at least one key "
+                                              "(an empty one drops every cell)")
+            for key in entry:
+                _check_key(loaded, loc + (i, key), key, suite.arms)
+    board, extra = suite.leaderboard, ("arm", "trial_seed")
+    for i, key in enumerate(board.rows or []):
+        _check_key(loaded, ("leaderboard", "rows", i), key, suite.arms, extra)
+    if board.columns is not None:
+        _check_key(loaded, ("leaderboard", "columns"), board.columns, suite.arms, extra)
+
+
+def _check_executor(loaded: LoadedSuite, registry: Registry) -> None:
+    """The suite's default executor is registered and its params are valid."""
+    spec = loaded.suite.executor
+    if spec is None:
+        return
+    if not isinstance(spec.get("name"), str):
+        raise loaded.fail(("executor",), "the executor is a mapping with 'name' "
+                                         f"(one of: {', '.join(registry.names('executors'))})")
+    params = {k: v for k, v in spec.items() if k != "name"}
+    try:
+        entry = registry.get("executors", spec["name"])
+        entry.params.model_validate(params)
+    except RegistryError as exc:
+        raise loaded.fail(("executor", "name"), str(exc)) from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise loaded.fail(("executor",) + error_loc(err, params),
+                          describe_validation_error(err, entry.params)) from None
+
+
+def _measured(cells: list[Cell]) -> dict[str, str]:
+    """Metric id -> metric name of what the cells measure (the first cell: all alike)."""
+    return {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values() for m in a["metrics"]}
+
+
+def _check_result_key(loaded: LoadedSuite, registry: Registry, loc: Loc, key: str,
+                      specs: dict[str, str], scope: str, what: str) -> None:
+    """``key`` names a metric measured in ``specs`` and a field that metric declares."""
+    parsed = parse_metric_key(key)
+    mid, fld = parsed.metric, parsed.field
+    if parsed.series == TRAIN_LOSS_KEY:
+        return
+    if mid not in specs:
+        raise loaded.fail(loc, f"{what}: no metric with id {mid!r} in {scope}"
+                               f"{did_you_mean(mid, list(specs))}; ids: "
+                               f"{', '.join(specs) or 'none'} (and loss.train)")
+    entry = registry.get("metrics", specs[mid])
+    if entry.fields and entry.field_doc(fld) is None:
+        raise loaded.fail(loc, f"{what}: metric {specs[mid]!r} has no field "
+                               f"{fld!r}{did_you_mean(fld, list(entry.fields))}; fields: "
+                               f"{', '.join(entry.fields)}")
+
+
 def _check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
                          profile: str) -> None:
     """Every claim's metric is measured in the profile, with a field the metric declares."""
-    specs = {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values()
-             for m in a["metrics"]}
+    specs = _measured(cells)
     for i, claim in enumerate(loaded.suite.claims):
-        parsed = parse_metric_key(claim.metric)
-        mid, fld = parsed.metric, parsed.field
-        if parsed.series == TRAIN_LOSS_KEY:
-            continue
-        loc: Loc = ("claims", i, "metric")
-        if mid not in specs:
-            raise loaded.fail(loc, f"claim {claim.id!r}: no metric with id {mid!r} in profile "
-                                   f"{profile!r}{did_you_mean(mid, list(specs))}; ids: "
-                                   f"{', '.join(specs) or 'none'} (and loss.train)")
-        entry = registry.get("metrics", specs[mid])
-        if entry.fields and entry.field_doc(fld) is None:
-            raise loaded.fail(loc, f"claim {claim.id!r}: metric {specs[mid]!r} has no field "
-                                   f"{fld!r}{did_you_mean(fld, list(entry.fields))}; fields: "
-                                   f"{', '.join(entry.fields)}")
+        _check_result_key(loaded, registry, ("claims", i, "metric"), claim.metric, specs,
+                          f"profile {profile!r}", f"claim {claim.id!r}")
+
+
+def _check_board_metrics(loaded: LoadedSuite, registry: Registry,
+                         cells: dict[str, list[Cell]]) -> None:
+    """Every leaderboard metric and plot is measured in some profile (a profile that does
+    not measure one shows it empty)."""
+    specs = {k: v for profile in cells.values() for k, v in _measured(profile).items()}
+    board = loaded.suite.leaderboard
+    keys = [(("leaderboard", "metrics", i, "key"), m.key) for i, m in enumerate(board.metrics)]
+    keys += [(("leaderboard", "plots", i), p if isinstance(p, str) else p.key)
+             for i, p in enumerate(board.plots)]
+    for loc, key in keys:
+        _check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
+
+
+def _non_finite(value: Any, path: Loc = ()) -> Loc | None:
+    """Path of the first NaN or infinite float inside ``value`` (dicts and lists searched)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list | tuple) else []
+    for key, item in items:
+        found = _non_finite(item, path + (key,))
+        if found is not None:
+            return found
+    return None
+
+
+def _check_data(params: BaseModel, fail: Any) -> None:
+    """Cheap size checks of a dataset from its params alone, without building it (which may
+    mean reading CIFAR from disk): the batch fits in ``n_train`` when that is set, and a class
+    subset lies within ``num_classes`` when the dataset declares it."""
+    n_train, batch = getattr(params, "n_train", None), getattr(params, "batch_size", None)
+    if isinstance(n_train, int) and isinstance(batch, int) and batch > n_train:
+        raise fail(("data", "batch_size"), f"batch_size {batch} exceeds n_train {n_train}; "
+                                           "a batch is at most the training set")
+    classes, total = getattr(params, "classes", None), getattr(params, "num_classes", None)
+    if not isinstance(total, int) or classes is None:
+        return
+    if isinstance(classes, int) and not 1 <= classes <= total:
+        raise fail(("data", "classes"), f"classes {classes} is not between 1 and "
+                                        f"num_classes ({total})")
+    if isinstance(classes, list) and not all(0 <= c < total for c in classes):
+        raise fail(("data", "classes"), f"class ids {classes} are not all in 0..{total - 1}")
 
 
 def _resolve_arm(
@@ -250,11 +358,14 @@ def _resolve_arm(
 ) -> tuple[dict[str, Any], dict[str, str], ArmSpec]:
     """Validate one arm's spec; return it with every component's defaults filled in (the
     JSON record), the versions of the code it uses, and its typed form."""
+    bad = _non_finite(spec)
+    if bad is not None:  # before model_dump(mode="json"), which writes NaN and inf as null
+        raise fail(bad, "must be a finite number, not NaN or infinity")
     try:
         run = RunSpec.model_validate(spec)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise fail(tuple(err["loc"]), describe_validation_error(err, RunSpec)) from None
+        raise fail(error_loc(err, spec), describe_validation_error(err, RunSpec)) from None
     resolved = run.model_dump(mode="json")
     versions: dict[str, str] = {}
     items = [(key, COMPONENT_KINDS[key], (key,)) for key in COMPONENT_KINDS
@@ -264,21 +375,26 @@ def _resolve_arm(
     typed: dict[str, Any] = {"init": None, "metrics": []}
     for key, kind, path in items:
         comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
-        if not isinstance(comp, dict) or "name" not in comp:
+        if not isinstance(comp, dict) or not isinstance(comp.get("name"), str):
             raise fail(path, f"a component is a mapping with 'name' (a registered {kind[:-1]})")
         named = {"name": comp["name"]}
         if kind == "metrics":
             named["id"] = _metric_id(comp, path, ids, fail)
+        given = {k: v for k, v in comp.items() if k not in named}
         try:
             entry = registry.get(kind, comp["name"])
-            params = entry.params.model_validate({k: v for k, v in comp.items()
-                                                  if k not in named})
+            params = entry.params.model_validate(given)
         except RegistryError as exc:
             raise fail(path + ("name",), str(exc)) from None
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise fail(path + tuple(err["loc"]),
+            raise fail(path + error_loc(err, given),
                        describe_validation_error(err, entry.params)) from None
+        bad = _non_finite(params.model_dump())
+        if bad is not None:
+            raise fail(path + bad, "must be a finite number, not NaN or infinity")
+        if kind == "datasets":
+            _check_data(params, fail)
         full = {**named, **params.model_dump(mode="json")}
         component = Component(comp["name"], params, named.get("id"))
         if len(path) == 1:
@@ -311,9 +427,187 @@ def cell_id(payload: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@dataclass
+class _View:
+    """The suite seen through one profile (``prof`` None: no profile, the suite as
+    written): its base and arm overrides merged."""
+
+    name: str
+    prof: Profile | None
+    base: dict[str, Any]
+    arms: dict[str, dict[str, Any]]
+
+    @property
+    def loc(self) -> Loc:
+        return ("profiles", self.name)
+
+
+def _view(loaded: LoadedSuite, name: str, prof: Profile | None, accepts: Accepts) -> _View:
+    suite = loaded.suite
+    base = merge_run(suite.base, prof.base, accepts) if prof else copy.deepcopy(suite.base)
+    arms = {a: merge_run(suite.arms.get(a, {}), prof.arms.get(a, {}) if prof else {}, accepts)
+            for a in list(suite.arms) or [SINGLE_ARM]}
+    return _View(name, prof, base, arms)
+
+
+Assignment = list[tuple[str, Any, Loc]]
+Axis = list[Assignment]
+
+
+def _axes(loaded: LoadedSuite, view: _View, overrides: dict[str, Any]) -> list[Axis]:
+    """The profile's grid, zip groups and ``--set`` overrides as axes of the product; every
+    key is checked and varied by one axis only."""
+    suite, prof = loaded.suite, view.prof
+    grid = [(("grid", k), k, v) for k, v in suite.grid.items() if not (prof and k in prof.grid)]
+    grid += [(view.loc + ("grid", k), k, v) for k, v in (prof.grid.items() if prof else [])]
+    use_prof_zip = prof is not None and prof.zip is not None
+    zips = prof.zip if use_prof_zip else suite.zip
+    zloc: Loc = (view.loc + ("zip",)) if use_prof_zip else ("zip",)
+    axes: list[Axis] = []
+    varied: dict[str, Loc] = {}
+    for loc, key, values in grid:
+        _check_key(loaded, loc, key, suite.arms)
+        if not values:
+            raise loaded.fail(loc, "a grid axis needs at least one value")
+        axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
+        _check_once(loaded, varied, key, loc)
+    for g, group in enumerate(zips):
+        lengths = {len(v) for v in group.values()}
+        if not group or 0 in lengths:
+            raise loaded.fail(zloc + (g,), "a zip group needs at least one key, each with at "
+                                           "least one value")
+        if len(lengths) != 1:
+            raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths (got "
+                                           f"{', '.join(str(len(v)) for v in group.values())})")
+        for key in group:
+            _check_key(loaded, zloc + (g, key), key, suite.arms)
+            _check_once(loaded, varied, key, zloc + (g, key))
+        n = lengths.pop()
+        axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
+                     for i in range(n)])
+    for key, value in overrides.items():
+        _check_key(loaded, ("--set", key), key, suite.arms)
+        axes.append([[(key, value, ("--set", key))]])
+    return axes
+
+
+def _check_once(loaded: LoadedSuite, varied: dict[str, Loc], key: str, loc: Loc) -> None:
+    """No key is varied twice, nor a key and a key inside it (``data`` and ``data.n_train``)."""
+    for other, where in varied.items():
+        if key == other or key.startswith(other + ".") or other.startswith(key + "."):
+            raise loaded.fail(loc, f"{key!r} is varied twice (also {format_loc(where)}); "
+                                   "vary each key in one grid axis or zip group")
+    varied[key] = loc
+
+
+def _check_count(loaded: LoadedSuite, view: _View, axes: list[Axis], seeds: int,
+                 seeds_loc: Loc, limit: int) -> None:
+    """Refuse, before building any cell, a profile with more than ``limit`` cells (the
+    product of the axis lengths and the seeds: exclusions are not subtracted)."""
+    count = math.prod(len(axis) for axis in axes) * seeds
+    if count <= limit:
+        return
+    sizes = " x ".join([str(len(axis)) for axis in axes if len(axis) > 1] + [f"{seeds} seeds"])
+    loc = seeds_loc if seeds > limit else max(axes, key=len)[0][0][2][:-1]
+    raise loaded.fail(loc, f"profile {view.name!r} expands to {count} cells ({sizes}); the "
+                           f"limit is {limit} (raise it with --cell-limit N)")
+
+
+def _resolve_cell(loaded: LoadedSuite, registry: Registry, view: _View, assignment: Assignment,
+                  accepts: Accepts) -> tuple[dict[str, Any], dict[str, ArmSpec], dict[str, str]]:
+    """Every arm of one grid point: resolved records, typed specs and code versions."""
+    suite, prof = loaded.suite, view.prof
+    arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
+    for arm in view.arms:
+        spec = merge_run(view.base, view.arms[arm], accepts)
+        mine = f"arms.{arm}."
+        assigned = [(k.removeprefix(mine), v, loc) for k, v, loc in assignment
+                    if not k.startswith("arms.") or k.startswith(mine)]
+        for key, value, _ in assigned:
+            assign(spec, key, value, accepts)
+        sources = [_Source((view.loc + ("arms", arm)), prof.arms.get(arm, {}) if prof else {}),
+                   _Source(("arms", arm), suite.arms.get(arm, {})),
+                   _Source(view.loc + ("base",), prof.base if prof else {}),
+                   _Source(("base",), suite.base)]
+
+        def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
+            return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
+
+        arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
+        versions.update(used)
+    names = list(arms)
+    for arm in names[1:]:
+        for key in SHARED_ACROSS_ARMS:
+            if arms[arm][key] != arms[names[0]][key]:
+                raise loaded.fail(("arms", arm, key),
+                                  f"arms train in lockstep and must share '{key}'")
+    return arms, specs, versions
+
+
+def _expand(loaded: LoadedSuite, registry: Registry, view: _View, overrides: dict[str, Any],
+            limit: int, accepts: Accepts) -> list[Cell]:
+    """The cells of one profile: axes checked and counted, then each grid point resolved
+    once and repeated for every trial seed."""
+    suite, prof = loaded.suite, view.prof
+    axes = _axes(loaded, view, overrides)
+    own_seeds = prof is not None and prof.seeds is not None
+    seeds = prof.seeds if own_seeds else suite.seeds
+    _check_count(loaded, view, axes, seeds if isinstance(seeds, int) else len(seeds),
+                 view.loc + ("seeds",) if own_seeds else ("seeds",), limit)
+    use_prof_exclude = prof is not None and prof.exclude is not None
+    exclude = prof.exclude if use_prof_exclude else suite.exclude
+    cells: list[Cell] = []
+    for combo in itertools.product(*axes):
+        assignment = [item for group in combo for item in group]
+        varied = {key: value for key, value, _ in assignment}
+        if any(all(varied.get(k, get_dotted(view.base, k)) == v for k, v in ex.items())
+               for ex in exclude):
+            continue
+        arms, specs, versions = _resolve_cell(loaded, registry, view, assignment, accepts)
+        for seed in _seed_list(seeds):
+            payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
+                       "arms": arms, "versions": versions}
+            cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,
+                              {**varied, "trial_seed": seed}, versions, specs))
+    if not cells:
+        raise loaded.fail(view.loc + ("exclude",) if use_prof_exclude else ("exclude",),
+                          f"every cell of profile {view.name!r} is excluded")
+    _check_claim_metrics(loaded, registry, cells, view.name)
+    return cells
+
+
+def validate_suite(loaded: LoadedSuite, registry: Registry,
+                   cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
+    """Check the whole suite before any cell runs and return every profile's cells.
+
+    Checked: the claims, exclude and leaderboard keys and the executor; the base and each
+    arm as written (merged over the base), so a value that every cell overrides is still
+    checked (a base that leaves components to its profiles is checked merged into each);
+    each profile's base and arms as written; and the full expansion of every profile (at
+    most ``cell_limit`` cells each, counted before any is built).
+    """
+    suite = loaded.suite
+    _check_claims(loaded)
+    _check_structure(loaded)
+    _check_executor(loaded, registry)
+    accepts = _accepts(registry)
+    required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
+    if all(key in suite.base for key in required):  # else the profiles complete it
+        _resolve_cell(loaded, registry, _view(loaded, "smoke", None, accepts), [], accepts)
+    cells = {}
+    for name in dict.fromkeys(["smoke", *suite.profiles]):
+        view = _view(loaded, name, suite.profiles.get(name), accepts)
+        if view.prof is not None:
+            _resolve_cell(loaded, registry, view, [], accepts)
+        cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts)
+    _check_board_metrics(loaded, registry, cells)
+    return cells
+
+
 def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
-           overrides: dict[str, Any] | None = None) -> list[Cell]:
-    """All cells of the suite under ``profile``, validated and resolved.
+           overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT) -> list[Cell]:
+    """All cells of the suite under ``profile``, validated and resolved; the whole suite
+    (every profile) is validated first (``validate_suite``).
 
     ``overrides`` (dotted key -> value, the command line's ``--set``) apply to every cell
     after the grid, as single-valued axes.
@@ -323,77 +617,9 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
         names = list(suite.profiles)
         raise loaded.fail(("profiles",), f"no profile {profile!r}{did_you_mean(profile, names)}; "
                                          f"profiles: {', '.join(names) or 'none'}")
-    prof = suite.profiles.get(profile)
-    ploc: Loc = ("profiles", profile)
+    cells = validate_suite(loaded, registry, cell_limit)
+    if not overrides:
+        return cells[profile]
     accepts = _accepts(registry)
-    base = merge_run(suite.base, prof.base, accepts) if prof else copy.deepcopy(suite.base)
-    arm_names = list(suite.arms) or [SINGLE_ARM]
-    arm_over = {a: merge_run(suite.arms.get(a, {}), prof.arms.get(a, {}) if prof else {},
-                             accepts) for a in arm_names}
-    grid = [(("grid", k), k, v) for k, v in suite.grid.items() if not (prof and k in prof.grid)]
-    grid += [(ploc + ("grid", k), k, v) for k, v in (prof.grid.items() if prof else [])]
-    use_prof_zip = prof is not None and prof.zip is not None
-    zips = prof.zip if use_prof_zip else suite.zip
-    zloc: Loc = (ploc + ("zip",)) if use_prof_zip else ("zip",)
-    exclude = prof.exclude if prof and prof.exclude is not None else suite.exclude
-    seeds = _seed_list(prof.seeds if prof and prof.seeds is not None else suite.seeds)
-
-    axes: list[list[list[tuple[str, Any, Loc]]]] = []
-    for loc, key, values in grid:
-        _check_key(loaded, loc, key, suite.arms)
-        if not values:
-            raise loaded.fail(loc, "a grid axis needs at least one value")
-        axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
-    for g, group in enumerate(zips):
-        lengths = {len(v) for v in group.values()}
-        if len(lengths) != 1:
-            raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths")
-        for key in group:
-            _check_key(loaded, zloc + (g, key), key, suite.arms)
-        n = lengths.pop()
-        axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
-                     for i in range(n)])
-
-    for key, value in (overrides or {}).items():
-        _check_key(loaded, ("--set", key), key, suite.arms)
-        axes.append([[(key, value, ("--set", key))]])
-
-    _check_claims(loaded)
-    cells: list[Cell] = []
-    for combo in itertools.product(*axes):
-        assignment = [item for group in combo for item in group]
-        varied = {key: value for key, value, _ in assignment}
-        if any(all(varied.get(k, get_dotted(base, k)) == v for k, v in ex.items())
-               for ex in exclude):
-            continue
-        arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
-        for arm in arm_names:
-            spec = merge_run(base, arm_over[arm], accepts)
-            mine = f"arms.{arm}."
-            assigned = [(k.removeprefix(mine), v, loc) for k, v, loc in assignment
-                        if not k.startswith("arms.") or k.startswith(mine)]
-            for key, value, _ in assigned:
-                assign(spec, key, value, accepts)
-            sources = [_Source((ploc + ("arms", arm)), prof.arms.get(arm, {}) if prof else {}),
-                       _Source(("arms", arm), suite.arms.get(arm, {})),
-                       _Source(ploc + ("base",), prof.base if prof else {}),
-                       _Source(("base",), suite.base)]
-
-            def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
-                return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
-
-            arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
-            versions.update(used)
-        first = arms[arm_names[0]]
-        for arm in arm_names[1:]:
-            for key in SHARED_ACROSS_ARMS:
-                if arms[arm][key] != first[key]:
-                    raise loaded.fail(("arms", arm, key),
-                                      f"arms train in lockstep and must share '{key}'")
-        for seed in seeds:
-            payload = {"suite": suite.name, "profile": profile, "trial_seed": seed,
-                       "arms": arms, "versions": versions}
-            cells.append(Cell(cell_id(payload), suite.name, profile, seed, arms,
-                              {**varied, "trial_seed": seed}, versions, specs))
-    _check_claim_metrics(loaded, registry, cells, profile)
-    return cells
+    view = _view(loaded, profile, suite.profiles.get(profile), accepts)
+    return _expand(loaded, registry, view, overrides, cell_limit, accepts)

@@ -24,14 +24,28 @@ def write_distribution(site: Path, dist: str, version: str, entry: str, module: 
     (info / "entry_points.txt").write_text(f"[geobench]\n{entry} = {module}\n")
 
 
+def cli_env(site: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a CLI subprocess: one torch thread, ``site`` on the path."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **(extra or {})}
+    if site is not None:
+        env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
 def run_cli(args: list[str], cwd: Path, site: Path | None = None, timeout: float = 600,
             **popen) -> subprocess.CompletedProcess:
     """``geobench ARGS`` in a fresh interpreter, with ``site`` on its path."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    if site is not None:
-        env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "geobench.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, **popen)
+    return subprocess.run([sys.executable, "-m", "geobench.cli", *args], cwd=cwd,
+                          env=cli_env(site), capture_output=True, text=True, timeout=timeout,
+                          **popen)
+
+
+def start_cli(args: list[str], cwd: Path, site: Path | None = None,
+              extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``geobench ARGS`` started in the background (text pipes for stdout and stderr)."""
+    return subprocess.Popen([sys.executable, "-m", "geobench.cli", *args], cwd=cwd,
+                            env=cli_env(site, extra_env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 @pytest.fixture

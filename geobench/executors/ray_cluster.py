@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import Field
 
 from geobench.api import Params
+from geobench.executors import WorkerDied
 
 
 class RayParams(Params):
@@ -29,6 +30,9 @@ class RayExecutor:
         except ImportError:
             raise RuntimeError("the ray executor needs Ray: pip install 'geobench[ray]'") from None
         self.ray, self.params = ray, params
+        err = ray.exceptions  # the errors that mean the task's worker went away
+        self.crashes = (err.WorkerCrashedError, err.NodeDiedError, err.LocalRayletDiedError,
+                        err.OutOfMemoryError, err.ObjectLostError)
 
     def _connect(self) -> None:
         if self.ray.is_initialized():
@@ -41,7 +45,8 @@ class RayExecutor:
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
         """Results in completion order; a task that still fails after ``max_retries`` yields
-        its exception as the result. Stopping early (Ctrl-C) cancels the outstanding tasks."""
+        its exception as the result (``WorkerDied`` naming Ray's error when the worker crashed or
+        its node died). Stopping early (Ctrl-C) cancels the outstanding tasks."""
         self._connect()
         remote = self.ray.remote(num_cpus=self.params.num_cpus, num_gpus=self.params.num_gpus,
                                  max_retries=self.params.max_retries,
@@ -54,7 +59,9 @@ class RayExecutor:
                     item = pending.pop(ref)
                     try:
                         yield item, self.ray.get(ref)
-                    except Exception as exc:  # lost worker, task error after retries
+                    except self.crashes as exc:
+                        yield item, WorkerDied(f"worker died: {type(exc).__name__}")
+                    except Exception as exc:  # the task's error after retries
                         yield item, exc
         finally:
             for ref in pending:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from geobench.api import Params
+from geobench.safeload import check_private, load_pickle
 
 RESULT_SUFFIX = ".result.pkl"
 
@@ -36,18 +37,15 @@ def result_path(folder: str | Path, cell_id: str) -> Path:
     return Path(folder) / f"{cell_id}{RESULT_SUFFIX}"
 
 
-def load_result(path: Path) -> Any:
-    with open(path, "rb") as fh:
-        return pickle.load(fh)
-
-
 def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str) -> None:
-    """One array task: run one cell and write its result atomically."""
+    """One array task: run one cell and write its result atomically, writable by its owner
+    alone (whatever the umask) so that the driver agrees to load it."""
     result = fn(item)
     path = result_path(folder, item.id)
     tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as fh:
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
         pickle.dump(result, fh)
+    os.chmod(tmp, 0o600)  # an existing file keeps its mode through O_CREAT
     os.replace(tmp, path)
 
 
@@ -77,7 +75,8 @@ class SlurmExecutor:
         if not items:
             return
         folder = self.params.folder
-        Path(folder).mkdir(parents=True, exist_ok=True)
+        Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_private(folder)  # before any job runs: its results could not be loaded
         jobs = self._executor().map_array(run_and_save, [fn] * len(items), items,
                                           [folder] * len(items))
         pending = dict(zip(jobs, items))
@@ -87,10 +86,10 @@ class SlurmExecutor:
                 finished = job.done()  # before looking for the file: no result is missed
                 if path.exists():
                     del pending[job]
-                    yield item, load_result(path)
+                    yield item, load_pickle(path)  # refused unless private
                 elif finished:
                     del pending[job]
-                    yield item, job.exception() or RuntimeError("job ended without a result")
+                    yield item, RuntimeError(f"array task {job.job_id} failed: {job.state}")
             if pending:
                 time.sleep(self.params.poll_seconds)
 

@@ -8,7 +8,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 from PIL import Image
-from pydantic import Field
+from pydantic import Field, model_validator
 from torch import Tensor
 
 from geobench.api import BuildContext, Data, DataParams
@@ -83,12 +83,28 @@ def build_image_folder(params: ImageFolderParams, ctx: BuildContext) -> Data:
     return from_splits(train_x, train_y, test_x, test_y, len(classes), params, ctx.seed)
 
 
+DIGITS_PER_CLASS = (178, 182, 177, 183, 181, 182, 181, 179, 174, 180)  # scikit-learn's digits
+
+
 class DigitsParams(DataParams):
     size: int = Field(16, ge=1, description="images are resized to size x size (native 8)")
     channels: Literal[1, 3] = Field(1, description="1, or 3 identical channels")
     test_fraction: float = Field(
         0.2, gt=0.0, lt=1.0, description="held-out share per class (fixed split, seed 0)"
     )
+
+    @model_validator(mode="after")
+    def _fits(self) -> DigitsParams:
+        """``n_train`` / ``n_test`` at most the split's size (all ten classes; a class subset
+        is checked when the data is built)."""
+        test = sum(round(self.test_fraction * n) for n in DIGITS_PER_CLASS)
+        sizes = {"n_train": sum(DIGITS_PER_CLASS) - test, "n_test": test}
+        for name, have in sizes.items():
+            want = getattr(self, name)
+            if self.classes is None and want is not None and want > have:
+                raise ValueError(f"{name} {want} is more than the {have} images of the digits "
+                                 f"{name[2:]} split (test_fraction {self.test_fraction})")
+        return self
 
 
 def build_digits(params: DigitsParams, ctx: BuildContext) -> Data:

@@ -26,7 +26,7 @@ from geobench_mirror.maps import MirrorMap
 class MirrorDescentParams(Params):
     """Parameters of the ``mirror_descent`` optimizer."""
 
-    lr: float = Field(..., ge=0, description="step size η (the engine may rescale it)")
+    lr: float = Field(..., gt=0, description="step size η (the engine may rescale it)")
     weight_decay: float = Field(0.0, ge=0, description="adds wd·θ to the gradient")
     mirror_map: dict[str, Any] | None = Field(
         None, description="one map for every parameter, {name: ..., **params} "

@@ -1,14 +1,23 @@
 """Every executor gives the local executor's numbers; the driver alone writes the store."""
 
+import json
+import multiprocessing as mp
+import os
+import re
 import signal
 import sqlite3
+from types import SimpleNamespace
 
 import pytest
 
+from geobench.executors import WorkerDied
+from geobench.executors.pool import PoolExecutor, PoolParams
 from geobench.plugins import registry
 from geobench.runner import run_suite
 from geobench.store import Store
 from geobench.suite import expand, load_suite
+from tests.conftest import run_cli, write_distribution
+from tests.core import executor_helpers as helpers
 from tests.core.suite_text import small_suite
 from tests.core.test_resume import _complete, _kill_after, _run
 
@@ -66,3 +75,74 @@ def test_slurm_array_on_submitit_local_matches_local(suite):
     slurm = _run_with(suite, "slurm", cluster="local", folder=str(folder), poll_seconds=0.5)
     assert slurm == _run_with(suite, None)
     assert len(list(folder.glob("*.result.pkl"))) == 6  # one result file per array task
+
+
+def _pool(workers: int = 2, **params) -> PoolExecutor:
+    return PoolExecutor(PoolParams(workers=workers, **params))
+
+
+def test_a_worker_killed_or_exiting_fails_its_cell_and_the_others_go_on():
+    items = list(range(1, 9))
+    results = dict(_pool().map(helpers.double_or_die, items))
+    assert sorted(results) == items
+    assert isinstance(results[helpers.KILL], WorkerDied)
+    assert str(results[helpers.KILL]) == "worker died: signal 9 (Killed)"
+    assert isinstance(results[helpers.EXIT], WorkerDied)
+    assert str(results[helpers.EXIT]) == "worker died: exit code 3"
+    assert isinstance(results[helpers.RAISE], ValueError)
+    dead = (helpers.KILL, helpers.EXIT, helpers.RAISE)
+    assert {x: results[x] for x in items if x not in dead} == {
+        x: 2 * x for x in items if x not in dead}
+
+
+def test_pool_workers_use_their_threads_and_closing_early_stops_them():
+    results = _pool(threads_per_worker=1).map(helpers.threads_and_pid, [0, 30, 30, 30])
+    _, (threads, _) = next(results)
+    assert threads == 1
+    workers = mp.active_children()
+    assert len(workers) == 2
+    results.close()
+    assert not any(w.is_alive() for w in workers) and mp.active_children() == []
+    assert PoolExecutor(PoolParams(workers=2)).threads == max(1, (os.cpu_count() or 1) // 2)
+
+
+def test_run_suite_stores_a_killed_workers_cell_as_failed(tmp_path, site):
+    write_distribution(site, "geobench-die", "0.1", "die", "geobench_die", helpers.DIE_AT_LR)
+    text = small_suite(steps=20, lrs=LRS).replace("{name: ce}", "{name: ce_or_die}")
+    (tmp_path / "suite.yaml").write_text(text)
+    out = run_cli(["run", "suite.yaml", "--executor", "pool", "--workers", "2", "--store",
+                   "db.sqlite", "--no-leaderboard", "--quiet"], tmp_path, site)
+    assert "6 cells" in out.stdout, out.stderr
+    with sqlite3.connect(tmp_path / "db.sqlite") as con:
+        rows = con.execute("SELECT config, status, error FROM cells").fetchall()
+    statuses = {(json.loads(c)["varied"]["optimizer.lr"], s, e) for c, s, e in rows}
+    assert len(rows) == 6
+    assert {(lr, s) for lr, s, _ in statuses} == {
+        (0.05, "complete"), (0.1, "complete"), (0.2, "failed")}
+    assert {e for lr, _, e in statuses if lr == 0.2} == {
+        "WorkerDied: worker died: signal 9 (Killed)"}
+
+
+@pytest.mark.slow
+def test_a_crashed_ray_worker_fails_its_cell_clearly():
+    ray = pytest.importorskip("ray")
+    from geobench.executors.ray_cluster import RayExecutor, RayParams
+
+    try:
+        runner = RayExecutor(RayParams(local_cpus=2, max_retries=0))
+        results = dict(runner.map(helpers.double_or_die, [1, helpers.KILL]))
+    finally:
+        ray.shutdown()
+    assert results[1] == 2
+    assert str(results[helpers.KILL]) == "worker died: WorkerCrashedError"
+
+
+@pytest.mark.slow
+def test_a_killed_slurm_array_task_names_its_job_and_state(tmp_path):
+    pytest.importorskip("submitit")
+    from geobench.executors.slurm import SlurmExecutor, SlurmParams
+
+    runner = SlurmExecutor(SlurmParams(cluster="local", folder=str(tmp_path), poll_seconds=0.5))
+    [(_, error)] = runner.map(helpers.kill_self, [SimpleNamespace(id="doomed")])
+    assert isinstance(error, RuntimeError)
+    assert re.fullmatch(r"array task \S+ failed: [A-Z]+", str(error)), error

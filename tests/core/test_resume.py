@@ -63,7 +63,8 @@ def test_killed_run_resumes_exactly_the_missing_cells(tmp_path):
     out = _run(tmp_path)
     stdout, stderr = out.communicate(timeout=600)
     assert out.returncode == 0, stderr
-    assert f"8 cells: {second} already stored, {8 - second} run ({8 - second} complete)" in stdout
+    assert (f"8 cells: {second} already stored, {8 - second} run ({8 - second} complete, "
+            "0 diverged, 0 failed)") in stdout
     (cells, distinct), dup, per_cell, finals = _counts(db)
     assert cells == distinct == 8 and dup == 0
     assert len(per_cell) == 1 and len(finals) == 1  # every cell whole, none half-written

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from geobench_data.common import pick_classes, relabel
@@ -43,5 +44,11 @@ def test_subsets_and_reference_from_seed() -> None:
 
 
 def test_too_many_samples_is_an_error() -> None:
+    from sklearn.datasets import load_digits
+
+    counts = np.bincount(load_digits().target)
+    train = int(counts.sum() - sum(round(0.2 * n) for n in counts))  # stratified 20% held out
+    with pytest.raises(ValueError, match=f"n_train 10000 is more than the {train} images"):
+        data({"name": "digits", "n_train": 10_000})  # refused by the params, before building
     with pytest.raises(ValueError, match="only"):
-        data({"name": "digits", "n_train": 10_000})
+        data({"name": "digits", "n_train": 1_000, "classes": 2})  # refused when built

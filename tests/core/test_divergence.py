@@ -1,0 +1,83 @@
+"""The divergence guard: a non-finite loss or parameter, or a loss above ``max_loss_ratio``
+times the initial loss at any step, ends the cell as ``diverged`` — even if it recovers."""
+
+import math
+
+import torch
+
+from geobench.api import Objective
+from geobench.engine import run_cell
+from geobench.plugins import load_registry
+from geobench.registry import EmptyParams, Entry
+from geobench.suite import expand, load_suite
+from tests.core.suite_text import small_suite
+
+
+class SpikeCE(Objective):
+    """Cross-entropy whose reported value is 1e6 times larger at step 4 only (the gradient
+    is the plain one, so training goes on as if nothing happened: the loss comes back)."""
+
+    def forward(self, arm, batch, views):
+        loss = torch.nn.functional.cross_entropy(arm.embed(views[0]), batch.y)
+        if batch.step == 4:
+            return loss + (1e6 - 1) * loss.detach()
+        return loss
+
+
+class PoisonAfterLastStep(Objective):
+    """Cross-entropy; after step 2 one weight becomes NaN (no later loss sees it)."""
+
+    def forward(self, arm, batch, views):
+        return torch.nn.functional.cross_entropy(arm.embed(views[0]), batch.y)
+
+    def after_step(self, arm, step, total_steps):
+        if step == 2:
+            with torch.no_grad():
+                next(arm.parameters()).view(-1)[0] = math.nan
+
+
+def _registry():
+    reg = load_registry()
+    for name, cls in (("spike_ce", SpikeCE), ("poison_ce", PoisonAfterLastStep)):
+        reg.add(Entry("objectives", name, lambda p, ctx, cls=cls: cls(), EmptyParams, name))
+    return reg
+
+
+def _cell(tmp_path, reg, text):
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("seeds: 2", "seeds: 1"))
+    return expand(load_suite(path), reg)[0]
+
+
+def test_a_loss_spike_that_recovers_still_ends_the_cell_as_diverged(tmp_path):
+    reg = _registry()
+    text = small_suite(steps=30, lrs=(0.1,)).replace("{name: ce}", "{name: spike_ce}")
+    result = run_cell(_cell(tmp_path, reg, text), reg)
+    assert result.status == "diverged", result.traceback
+    first = 1.1  # about ln 3 for 3 classes at initialisation
+    assert result.error.startswith("loss ") and "at step 4 exceeds max_loss_ratio 10000" in (
+        result.error)
+    spike = float(result.error.split()[1])
+    assert 1e5 * first < spike < 1e7 * first
+    logged = [step for arm, key, step, _ in result.series if key == "loss.train"]
+    assert max(logged) == 3  # nothing recorded from the diverged step on
+
+    off = text.replace("device: cpu}", "device: cpu, max_loss_ratio: null}")
+    assert run_cell(_cell(tmp_path, reg, off), reg).status == "complete"
+
+
+def test_a_real_finite_blow_up_is_diverged_with_step_and_value(tmp_path):
+    reg = _registry()
+    result = run_cell(_cell(tmp_path, reg, small_suite(steps=40, lrs=(10.0,))), reg)
+    assert result.status == "diverged"
+    value = float(result.error.split()[1])
+    assert math.isfinite(value) and value > 1e4 * math.log(3) * 0.9
+    assert " at step " in result.error and "(arm main)" in result.error
+
+
+def test_non_finite_parameters_end_the_cell_even_with_finite_losses(tmp_path):
+    reg = _registry()
+    text = small_suite(steps=3, lrs=(0.1,)).replace("{name: ce}", "{name: poison_ce}")
+    result = run_cell(_cell(tmp_path, reg, text), reg)
+    assert result.status == "diverged"
+    assert result.error == "non-finite parameters after step 2 (arm main)"

@@ -1,0 +1,121 @@
+"""A locked, corrupt, read-only, full or unopenable store is one line and exit 2; the
+store file is never truncated or rewritten."""
+
+import hashlib
+import sqlite3
+
+import pytest
+
+import geobench.store
+from geobench.cli import main
+from geobench.plugins import registry
+from geobench.records import CellResult, Status
+from geobench.store import Store, StoreError
+from geobench.suite import expand, load_suite
+from tests.core.suite_text import small_suite
+
+
+@pytest.fixture
+def suite(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    return tmp_path
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.strip().splitlines() if not ln.startswith("warning: plugin")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def _filled_store(path) -> None:
+    assert main(["run", "suite.yaml", "--store", str(path), "--quiet",
+                 "--no-leaderboard"]) == 0
+
+
+def test_a_file_that_is_not_a_database_is_left_byte_identical(suite, capsys):
+    bad = suite / "db.sqlite"
+    bad.write_bytes(bytes(range(256)) * 64)
+    before = _digest(bad)
+    assert main(["run", "suite.yaml", "--store", "db.sqlite"]) == 2
+    assert _one_line(capsys) == ("db.sqlite: results store: not a SQLite database (corrupt, "
+                                 "or another kind of file); left untouched")
+    assert _digest(bad) == before
+
+
+def test_a_truncated_store_is_reported_and_left_byte_identical(suite, capsys):
+    db = suite / "db.sqlite"
+    _filled_store(db)
+    with sqlite3.connect(db) as con:
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = db.read_bytes()
+    db.write_bytes(data[:len(data) // 2])  # a copy cut short
+    for extra in ("-wal", "-shm"):
+        (suite / f"db.sqlite{extra}").unlink(missing_ok=True)
+    before = _digest(db)
+    capsys.readouterr()
+    assert main(["results", "suite.yaml", "--store", "db.sqlite"]) == 2
+    assert _one_line(capsys).startswith("db.sqlite: results store: ")
+    assert _digest(db) == before
+
+
+def test_a_locked_store_is_one_line(suite, capsys, monkeypatch):
+    db = suite / "db.sqlite"
+    _filled_store(db)
+    monkeypatch.setattr(geobench.store, "LOCK_TIMEOUT_S", 0.2)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        capsys.readouterr()
+        assert main(["run", "suite.yaml", "--store", "db.sqlite", "--rerun"]) == 2
+        assert _one_line(capsys).startswith("db.sqlite: results store: locked by another process")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_a_read_only_store_is_one_line_and_unchanged(suite, capsys, monkeypatch):
+    db = suite / "db.sqlite"
+    _filled_store(db)
+    before = _digest(db)
+    connect = sqlite3.connect
+
+    def read_only(path, **kw):  # what opening a file without write permission gives
+        return connect(f"file:{path}?mode=ro", uri=True, **kw)
+
+    monkeypatch.setattr(geobench.store.sqlite3, "connect", read_only)
+    capsys.readouterr()
+    assert main(["run", "suite.yaml", "--store", "db.sqlite", "--rerun"]) == 2
+    assert _one_line(capsys).startswith("db.sqlite: results store: read-only")
+    assert _digest(db) == before
+
+
+def test_a_folder_or_an_impossible_path_is_one_line(suite, capsys):
+    (suite / "adir.sqlite").mkdir()
+    assert main(["run", "suite.yaml", "--store", "adir.sqlite"]) == 2
+    assert _one_line(capsys).startswith("adir.sqlite: results store: cannot be opened")
+    (suite / "afile").write_text("x")
+    assert main(["run", "suite.yaml", "--store", "afile/db.sqlite"]) == 2
+    assert _one_line(capsys).startswith("afile/db.sqlite: results store: cannot be created")
+
+
+def test_a_full_disk_keeps_every_cell_already_stored(suite):
+    cells = expand(load_suite("suite.yaml"), registry())
+    store = Store(suite / "db.sqlite")
+    small = CellResult(cells[0].id, Status.COMPLETE, started=0.0, finished=1.0,
+                       finals={"x": 1.0}, series=[("main", "x", 0, 1.0)])
+    store.write(cells[0], small, {})
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {pages + 2}")  # the disk fills up
+    big = CellResult(cells[1].id, Status.COMPLETE, started=0.0, finished=1.0,
+                     series=[("main", f"m{i}", i, float(i)) for i in range(20000)])
+    with pytest.raises(StoreError, match="results store: the disk is full"):
+        store.write(cells[1], big, {})
+    assert store.done_ids([c.id for c in cells]) == {cells[0].id}
+    assert store.cells([cells[0].id])[cells[0].id]["metrics"] == {"x": 1.0}
+    store.close()
