@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 import geobench
+from geobench import suite_checks as checks
 from geobench.config import (
     COMPONENT_KINDS,
     SHARED_ACROSS_ARMS,
@@ -29,7 +30,7 @@ from geobench.config import (
     Suite,
 )
 from geobench.errors import describe_validation_error, error_loc
-from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
+from geobench.records import SINGLE_ARM, Cell
 from geobench.registry import Registry, RegistryError, did_you_mean
 from geobench.yamlio import SuiteError, line_of, load_yaml
 
@@ -190,175 +191,12 @@ def _seed_list(seeds: int | list[int]) -> list[int]:
     return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
 
 
-def _check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
-               extra: tuple[str, ...] = ()) -> None:
-    """``key`` is a dotted run-spec key (or ``arms.<arm>.<key>``, or one of ``extra``)."""
-    if key in extra:
-        return
-    head, _, rest = key.partition(".")
-    fields = list(RunSpec.model_fields)
-    if head == "arms":
-        arm = rest.partition(".")[0]
-        if arm not in arms:
-            raise loaded.fail(loc, f"unknown arm {arm!r}; arms: {', '.join(arms) or 'none'}")
-    elif head not in fields:
-        raise loaded.fail(
-            loc, f"{key!r} is not a run-spec key{did_you_mean(head, fields)}; "
-                 f"keys start with one of: {', '.join(fields)}, arms")
-
-
-def _check_claims(loaded: LoadedSuite) -> None:
-    """Every key a claim names is a run-spec key, and every arm it names exists."""
-    suite = loaded.suite
-    arms = list(suite.arms) or [SINGLE_ARM]
-    for i, claim in enumerate(suite.claims):
-        loc: Loc = ("claims", i)
-        named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
-        if "arm" in claim.where:
-            named.append(str(claim.where["arm"]))
-        if claim.compare is not None and claim.compare.arm is not None:
-            named += claim.compare.arm
-        for arm in named:
-            if arm not in arms:
-                raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
-                                       f"arms: {', '.join(arms)}")
-        for key in claim.where:
-            if key != "arm":
-                _check_key(loaded, loc + ("where", key), key, suite.arms)
-        if claim.compare is not None and claim.compare.key is not None:
-            _check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
-        if len(arms) > 1 and not named:
-            raise loaded.fail(loc + ("metric",), f"claim {claim.id!r}: the suite has arms "
-                              f"({', '.join(arms)}); name one as '<arm>/{claim.metric}', "
-                              "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
-
-
-def _check_structure(loaded: LoadedSuite) -> None:
-    """Keys outside the run spec: profile arms, exclude entries, leaderboard rows/columns."""
-    suite = loaded.suite
-    for name, prof in suite.profiles.items():
-        for arm in prof.arms:
-            if arm not in suite.arms:
-                raise loaded.fail(("profiles", name, "arms", arm),
-                                  f"unknown arm {arm!r}; arms: {', '.join(suite.arms) or 'none'}")
-    excludes = [(("exclude",), suite.exclude)]
-    excludes += [(("profiles", n, "exclude"), p.exclude) for n, p in suite.profiles.items()]
-    for loc, entries in excludes:
-        for i, entry in enumerate(entries or []):
-            if not entry:
-                raise loaded.fail(loc + (i,), "an exclude entry needs at least one key "
-                                              "(an empty one drops every cell)")
-            for key in entry:
-                _check_key(loaded, loc + (i, key), key, suite.arms)
-    board, extra = suite.leaderboard, ("arm", "trial_seed")
-    for i, key in enumerate(board.rows or []):
-        _check_key(loaded, ("leaderboard", "rows", i), key, suite.arms, extra)
-    if board.columns is not None:
-        _check_key(loaded, ("leaderboard", "columns"), board.columns, suite.arms, extra)
-
-
-def _check_executor(loaded: LoadedSuite, registry: Registry) -> None:
-    """The suite's default executor is registered and its params are valid."""
-    spec = loaded.suite.executor
-    if spec is None:
-        return
-    if not isinstance(spec.get("name"), str):
-        raise loaded.fail(("executor",), "the executor is a mapping with 'name' "
-                                         f"(one of: {', '.join(registry.names('executors'))})")
-    params = {k: v for k, v in spec.items() if k != "name"}
-    try:
-        entry = registry.get("executors", spec["name"])
-        entry.params.model_validate(params)
-    except RegistryError as exc:
-        raise loaded.fail(("executor", "name"), str(exc)) from None
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise loaded.fail(("executor",) + error_loc(err, params),
-                          describe_validation_error(err, entry.params)) from None
-
-
-def _measured(cells: list[Cell]) -> dict[str, str]:
-    """Metric id -> metric name of what the cells measure (the first cell: all alike)."""
-    return {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values() for m in a["metrics"]}
-
-
-def _check_result_key(loaded: LoadedSuite, registry: Registry, loc: Loc, key: str,
-                      specs: dict[str, str], scope: str, what: str) -> None:
-    """``key`` names a metric measured in ``specs`` and a field that metric declares."""
-    parsed = parse_metric_key(key)
-    mid, fld = parsed.metric, parsed.field
-    if parsed.series == TRAIN_LOSS_KEY:
-        return
-    if mid not in specs:
-        raise loaded.fail(loc, f"{what}: no metric with id {mid!r} in {scope}"
-                               f"{did_you_mean(mid, list(specs))}; ids: "
-                               f"{', '.join(specs) or 'none'} (and loss.train)")
-    entry = registry.get("metrics", specs[mid])
-    if entry.fields and entry.field_doc(fld) is None:
-        raise loaded.fail(loc, f"{what}: metric {specs[mid]!r} has no field "
-                               f"{fld!r}{did_you_mean(fld, list(entry.fields))}; fields: "
-                               f"{', '.join(entry.fields)}")
-
-
-def _check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
-                         profile: str) -> None:
-    """Every claim's metric is measured in the profile, with a field the metric declares."""
-    specs = _measured(cells)
-    for i, claim in enumerate(loaded.suite.claims):
-        _check_result_key(loaded, registry, ("claims", i, "metric"), claim.metric, specs,
-                          f"profile {profile!r}", f"claim {claim.id!r}")
-
-
-def _check_board_metrics(loaded: LoadedSuite, registry: Registry,
-                         cells: dict[str, list[Cell]]) -> None:
-    """Every leaderboard metric and plot is measured in some profile (a profile that does
-    not measure one shows it empty)."""
-    specs = {k: v for profile in cells.values() for k, v in _measured(profile).items()}
-    board = loaded.suite.leaderboard
-    keys = [(("leaderboard", "metrics", i, "key"), m.key) for i, m in enumerate(board.metrics)]
-    keys += [(("leaderboard", "plots", i), p if isinstance(p, str) else p.key)
-             for i, p in enumerate(board.plots)]
-    for loc, key in keys:
-        _check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
-
-
-def _non_finite(value: Any, path: Loc = ()) -> Loc | None:
-    """Path of the first NaN or infinite float inside ``value`` (dicts and lists searched)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return path
-    items = value.items() if isinstance(value, dict) else \
-        enumerate(value) if isinstance(value, list | tuple) else []
-    for key, item in items:
-        found = _non_finite(item, path + (key,))
-        if found is not None:
-            return found
-    return None
-
-
-def _check_data(params: BaseModel, fail: Any) -> None:
-    """Cheap size checks of a dataset from its params alone, without building it (which may
-    mean reading CIFAR from disk): the batch fits in ``n_train`` when that is set, and a class
-    subset lies within ``num_classes`` when the dataset declares it."""
-    n_train, batch = getattr(params, "n_train", None), getattr(params, "batch_size", None)
-    if isinstance(n_train, int) and isinstance(batch, int) and batch > n_train:
-        raise fail(("data", "batch_size"), f"batch_size {batch} exceeds n_train {n_train}; "
-                                           "a batch is at most the training set")
-    classes, total = getattr(params, "classes", None), getattr(params, "num_classes", None)
-    if not isinstance(total, int) or classes is None:
-        return
-    if isinstance(classes, int) and not 1 <= classes <= total:
-        raise fail(("data", "classes"), f"classes {classes} is not between 1 and "
-                                        f"num_classes ({total})")
-    if isinstance(classes, list) and not all(0 <= c < total for c in classes):
-        raise fail(("data", "classes"), f"class ids {classes} are not all in 0..{total - 1}")
-
-
 def _resolve_arm(
     registry: Registry, spec: dict[str, Any], fail: Any
 ) -> tuple[dict[str, Any], dict[str, str], ArmSpec]:
     """Validate one arm's spec; return it with every component's defaults filled in (the
     JSON record), the versions of the code it uses, and its typed form."""
-    bad = _non_finite(spec)
+    bad = checks.non_finite(spec)
     if bad is not None:  # before model_dump(mode="json"), which writes NaN and inf as null
         raise fail(bad, "must be a finite number, not NaN or infinity")
     try:
@@ -390,11 +228,11 @@ def _resolve_arm(
             err = exc.errors()[0]
             raise fail(path + error_loc(err, given),
                        describe_validation_error(err, entry.params)) from None
-        bad = _non_finite(params.model_dump())
+        bad = checks.non_finite(params.model_dump())
         if bad is not None:
             raise fail(path + bad, "must be a finite number, not NaN or infinity")
         if kind == "datasets":
-            _check_data(params, fail)
+            checks.check_data(params, fail)
         full = {**named, **params.model_dump(mode="json")}
         component = Component(comp["name"], params, named.get("id"))
         if len(path) == 1:
@@ -466,7 +304,7 @@ def _axes(loaded: LoadedSuite, view: _View, overrides: dict[str, Any]) -> list[A
     axes: list[Axis] = []
     varied: dict[str, Loc] = {}
     for loc, key, values in grid:
-        _check_key(loaded, loc, key, suite.arms)
+        checks.check_key(loaded, loc, key, suite.arms)
         if not values:
             raise loaded.fail(loc, "a grid axis needs at least one value")
         axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
@@ -480,13 +318,13 @@ def _axes(loaded: LoadedSuite, view: _View, overrides: dict[str, Any]) -> list[A
             raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths (got "
                                            f"{', '.join(str(len(v)) for v in group.values())})")
         for key in group:
-            _check_key(loaded, zloc + (g, key), key, suite.arms)
+            checks.check_key(loaded, zloc + (g, key), key, suite.arms)
             _check_once(loaded, varied, key, zloc + (g, key))
         n = lengths.pop()
         axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
                      for i in range(n)])
     for key, value in overrides.items():
-        _check_key(loaded, ("--set", key), key, suite.arms)
+        checks.check_key(loaded, ("--set", key), key, suite.arms)
         axes.append([[(key, value, ("--set", key))]])
     return axes
 
@@ -572,7 +410,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: _View, overrides: dic
     if not cells:
         raise loaded.fail(view.loc + ("exclude",) if use_prof_exclude else ("exclude",),
                           f"every cell of profile {view.name!r} is excluded")
-    _check_claim_metrics(loaded, registry, cells, view.name)
+    checks.check_claim_metrics(loaded, registry, cells, view.name)
     return cells
 
 
@@ -587,9 +425,9 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
     most ``cell_limit`` cells each, counted before any is built).
     """
     suite = loaded.suite
-    _check_claims(loaded)
-    _check_structure(loaded)
-    _check_executor(loaded, registry)
+    checks.check_claims(loaded)
+    checks.check_structure(loaded)
+    checks.check_executor(loaded, registry)
     accepts = _accepts(registry)
     required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
     if all(key in suite.base for key in required):  # else the profiles complete it
@@ -600,7 +438,7 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
         if view.prof is not None:
             _resolve_cell(loaded, registry, view, [], accepts)
         cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts)
-    _check_board_metrics(loaded, registry, cells)
+    checks.check_board_metrics(loaded, registry, cells)
     return cells
 
 

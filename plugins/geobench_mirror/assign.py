@@ -91,5 +91,5 @@ def optimizer_maps(
     spec = dict(optimizer_spec)
     ctx = BuildContext(seed=0, device=device or torch.device("cpu"))
     if spec.pop("name", None) != "mirror_descent":
-        return assign_maps(named, MirrorDescentParams(lr=0.0), ctx)
+        return assign_maps(named, MirrorDescentParams(lr=1.0), ctx)  # maps ignore lr
     return assign_maps(named, MirrorDescentParams.model_validate(spec), ctx)
