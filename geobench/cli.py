@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
 from tabulate import tabulate
 
 from geobench.errors import RegistryError, did_you_mean
@@ -19,7 +18,7 @@ from geobench.hookspecs import KINDS
 from geobench.leases import LEASE_TIMEOUT_S
 from geobench.records import Status
 from geobench.store import StoreError
-from geobench.yamlio import SuiteError
+from geobench.yamlio import SuiteError, parse_yaml
 
 DEFAULT_STORE = "results/geobench.sqlite"
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
@@ -171,10 +170,7 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise SuiteError(f"--set {pair}: expected KEY=VALUE, e.g. train.steps=200")
-        try:
-            out[key] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise SuiteError(f"--set {pair}: the value is not valid YAML") from None
+        out[key] = parse_yaml(value, f"--set {key}")[0]
     return out
 
 

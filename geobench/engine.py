@@ -251,10 +251,13 @@ def _check_lockstep(runs: list[_ArmRun]) -> None:
 
 class DivergenceGuard:
     """The rule that ends a cell as ``diverged``: at the first step where an arm's loss is
-    not finite, or its |loss| exceeds ``max_loss_ratio`` times its |loss| at step 0 (the
-    ratio rule is off for an arm whose initial loss is 0, or with ``max_loss_ratio: null``),
-    or after which a parameter is not finite. A loss that blows up and comes back still
-    ends the cell: every step's loss is checked, not only the last."""
+    not finite, or its |loss| exceeds ``max_loss_ratio`` times max(|loss at step 0|,
+    ``LOSS_FLOOR``) (off with ``max_loss_ratio: null``), or after which a parameter is not
+    finite. The floor keeps a loss that starts near 0 and trains towards -1 (SimSiam's
+    -cos) from counting as a blow-up. A loss that blows up and comes back still ends the
+    cell: every step's loss is checked, not only the last."""
+
+    LOSS_FLOOR = 1e-2
 
     def __init__(self, max_loss_ratio: float | None) -> None:
         self.ratio = max_loss_ratio
@@ -264,8 +267,8 @@ class DivergenceGuard:
         """Why the loss ``value`` of ``arm`` at ``step`` means divergence, or None."""
         if not math.isfinite(value):
             return f"non-finite loss {value} at step {step} (arm {arm})"
-        first = self.initial.setdefault(arm, abs(value))
-        if self.ratio is not None and first > 0 and abs(value) > self.ratio * first:
+        first = self.initial.setdefault(arm, max(abs(value), self.LOSS_FLOOR))
+        if self.ratio is not None and abs(value) > self.ratio * first:
             return (f"loss {value:.4g} at step {step} exceeds max_loss_ratio {self.ratio:g} x "
                     f"the initial loss {first:.4g} (arm {arm})")
         return None
@@ -284,12 +287,13 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard
     the guard finds a step that diverged."""
     losses = torch.stack(pending).cpu()
     start = upto - len(pending)
-    problem = None
+    problem, bad = None, upto  # bad: the first step whose weights diverged
     for i, row in enumerate(losses.tolist()):
         step = start + i
         for run, value in zip(runs, row):
             problem = guard.loss(run.name, step, value)
             if problem is not None:
+                bad = step
                 break
             if step % log_every == 0 or step == total - 1:
                 result.series.append((run.name, TRAIN_LOSS_KEY, step, value))
@@ -300,6 +304,7 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard
     if problem is not None:
         result.status = Status.DIVERGED
         result.error = problem
+        result.series = [row for row in result.series if row[2] < bad]  # none measured after
         result.finals = finals_of(result.series)
         return True
     if progress is not None:

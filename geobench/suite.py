@@ -329,6 +329,24 @@ def _axes(loaded: LoadedSuite, view: _View, overrides: dict[str, Any]) -> list[A
     return axes
 
 
+def _left_to_grid(view: _View, axes: list[Axis]) -> Assignment:
+    """For checking a base and arms as written: the first value of each grid or zip key an
+    arm leaves unset (``optimizer: {name: sgd}`` with ``grid: {optimizer.lr: [...]}``), as
+    an assignment to that arm alone, so a value that is written is checked as written."""
+    out: Assignment = []
+    for arm, over in view.arms.items():
+        written = deep_merge(view.base, over)
+        for key, value, loc in (item for axis in axes for item in axis[0]):
+            head, _, rest = key.partition(".")
+            if head == "arms":
+                target, _, inner = rest.partition(".")
+                if target == arm and get_dotted(written, inner) is None:
+                    out.append((key, value, loc))
+            elif get_dotted(written, key) is None:
+                out.append((f"arms.{arm}.{key}", value, loc))
+    return out
+
+
 def _check_once(loaded: LoadedSuite, varied: dict[str, Loc], key: str, loc: Loc) -> None:
     """No key is varied twice, nor a key and a key inside it (``data`` and ``data.n_train``)."""
     for other, where in varied.items():
@@ -431,12 +449,15 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
     accepts = _accepts(registry)
     required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
     if all(key in suite.base for key in required):  # else the profiles complete it
-        _resolve_cell(loaded, registry, _view(loaded, "smoke", None, accepts), [], accepts)
+        view = _view(loaded, "smoke", None, accepts)
+        _resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
+                      accepts)
     cells = {}
     for name in dict.fromkeys(["smoke", *suite.profiles]):
         view = _view(loaded, name, suite.profiles.get(name), accepts)
         if view.prof is not None:
-            _resolve_cell(loaded, registry, view, [], accepts)
+            _resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
+                          accepts)
         cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts)
     checks.check_board_metrics(loaded, registry, cells)
     return cells

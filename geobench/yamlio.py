@@ -31,6 +31,18 @@ class _Loader(yaml.SafeLoader):
 
     depth = 0
 
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """PyYAML's constructors raise plain ValueError / KeyError for values such as
+        ``2020-13-45`` or ``!!bool maybe``: report them as one line at the node."""
+        try:
+            return super().construct_object(node, deep)
+        except SuiteError:
+            raise
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
+            value = node.value if isinstance(node, yaml.ScalarNode) else node.tag
+            raise SuiteError(f"{self.name}:{_line(node)}: invalid YAML value {value!r} "
+                             f"({node.tag.rsplit(':', 1)[-1]}): {exc}") from None
+
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         self.depth += 1
         try:
@@ -118,8 +130,12 @@ def _read_text(path: str) -> str:
 
 def load_yaml(path: str | Path) -> tuple[Any, dict[Path_, int]]:
     """Parse ``path``; return the data and a map from key path to 1-based line number."""
-    path = str(path)
-    text = _read_text(path)
+    return parse_yaml(_read_text(str(path)), str(path))
+
+
+def parse_yaml(text: str, path: str) -> tuple[Any, dict[Path_, int]]:
+    """Parse ``text`` (named ``path`` in errors) with the checks above; return the data and
+    the line of every key path."""
     lines: dict[Path_, int] = {}
     loader = None
     try:

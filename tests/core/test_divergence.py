@@ -6,7 +6,7 @@ import math
 import torch
 
 from geobench.api import Objective
-from geobench.engine import run_cell
+from geobench.engine import DivergenceGuard, run_cell
 from geobench.plugins import load_registry
 from geobench.registry import EmptyParams, Entry
 from geobench.suite import expand, load_suite
@@ -52,6 +52,7 @@ def _cell(tmp_path, reg, text):
 def test_a_loss_spike_that_recovers_still_ends_the_cell_as_diverged(tmp_path):
     reg = _registry()
     text = small_suite(steps=30, lrs=(0.1,)).replace("{name: ce}", "{name: spike_ce}")
+    text = text.replace("every: 10", "every: 2")
     result = run_cell(_cell(tmp_path, reg, text), reg)
     assert result.status == "diverged", result.traceback
     first = 1.1  # about ln 3 for 3 classes at initialisation
@@ -61,6 +62,10 @@ def test_a_loss_spike_that_recovers_still_ends_the_cell_as_diverged(tmp_path):
     assert 1e5 * first < spike < 1e7 * first
     logged = [step for arm, key, step, _ in result.series if key == "loss.train"]
     assert max(logged) == 3  # nothing recorded from the diverged step on
+    probed = [step for arm, key, step, _ in result.series if key.startswith("nccc.")]
+    assert probed == [0, 2]
+    at_2 = [v for _, key, step, v in result.series if key == "nccc.accuracy" and step == 2]
+    assert result.finals["nccc.accuracy"] == at_2[0]  # the last value before the divergence
 
     off = text.replace("device: cpu}", "device: cpu, max_loss_ratio: null}")
     assert run_cell(_cell(tmp_path, reg, off), reg).status == "complete"
@@ -81,3 +86,14 @@ def test_non_finite_parameters_end_the_cell_even_with_finite_losses(tmp_path):
     result = run_cell(_cell(tmp_path, reg, text), reg)
     assert result.status == "diverged"
     assert result.error == "non-finite parameters after step 2 (arm main)"
+
+
+def test_the_ratio_rule_floors_an_initial_loss_near_zero():
+    guard = DivergenceGuard(1e4)
+    assert guard.loss("a", 0, 0.004) is None  # SimSiam's -cos starts near 0 ...
+    assert guard.loss("a", 50, -0.99) is None  # ... and trains towards -1: no blow-up
+    assert "exceeds max_loss_ratio 10000 x the initial loss 0.01" in guard.loss("a", 60, 101.0)
+    assert guard.loss("b", 0, 2.3) is None
+    assert guard.loss("b", 1, 2.3e4) is None and guard.loss("b", 2, 2.31e4) is not None
+    assert DivergenceGuard(None).loss("c", 5, 1e30) is None
+    assert DivergenceGuard(None).loss("c", 6, math.inf).startswith("non-finite loss inf")

@@ -43,3 +43,14 @@ def test_error_from_the_command_line_has_no_traceback(tmp_path):
     out = run_cli(["validate", "bad.yaml"], tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("bad.yaml:10: base.optimizer.momentum: ")
+
+
+def test_a_value_left_to_the_grid_is_not_missing_but_a_written_one_is_checked(tmp_path, capsys):
+    left = GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgd}")  # every lr from the grid
+    (tmp_path / "left.yaml").write_text(left)
+    assert main(["validate", str(tmp_path / "left.yaml")]) == 0
+    bad = GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgd, lr: -1}")  # overridden, still bad
+    (tmp_path / "bad.yaml").write_text(bad)
+    assert main(["validate", str(tmp_path / "bad.yaml")]) == 2
+    assert "bad.yaml:10: base.optimizer.lr: Input should be greater than 0" in (
+        capsys.readouterr().err)
