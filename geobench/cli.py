@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +48,24 @@ EXECUTOR_FLAGS = [
     ("--timeout-min", int, "slurm: wall-time limit per array task"),
     ("--array-parallelism", int, "slurm: array tasks running at once"),
 ]
+
+
+def _seconds(text: str) -> float:
+    """A finite number of seconds >= 1 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: a finite number of seconds >= 1")
+    return value
+
+
+def _count(text: str) -> int:
+    """An integer >= 1 (argparse type)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: an integer >= 1")
+    return int(text)
 
 
 class Command(NamedTuple):
@@ -108,8 +128,9 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
     for flag, kind, text in EXECUTOR_FLAGS:
         run.add_argument(flag, type=kind, help=text)
     run.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
-    run.add_argument("--max-cells", type=int, help="run at most this many of the missing cells")
-    run.add_argument("--lease-timeout", type=float, default=LEASE_TIMEOUT_S, metavar="S",
+    run.add_argument("--max-cells", type=_count, help="run at most this many of the missing "
+                                                     "cells")
+    run.add_argument("--lease-timeout", type=_seconds, default=LEASE_TIMEOUT_S, metavar="S",
                      help="take over a cell another run leased but has not renewed for S "
                           f"seconds (default {LEASE_TIMEOUT_S:.0f})")
     run.add_argument("--quiet", action="store_true", help="no progress output")
@@ -188,14 +209,26 @@ def _out_path(args, loaded) -> Path:
     return out
 
 
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM (a scheduler's time limit, ``kill``): leave as Ctrl-C does, through every
+    ``finally`` (leases released, pool workers stopped), with the shell's code 143."""
+    print("terminated: finished cells are stored; rerun to complete the rest",
+          file=sys.stderr, flush=True)
+    raise SystemExit(128 + signum)
+
+
 def cmd_run(args) -> int:
     from geobench.runner import run_suite
 
     options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                for flag, _, _ in EXECUTOR_FLAGS}
-    summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
-                        args.rerun, args.quiet, _overrides(args.set), args.max_cells,
-                        args.lease_timeout, _cell_limit(args))
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
+                            args.rerun, args.quiet, _overrides(args.set), args.max_cells,
+                            args.lease_timeout, _cell_limit(args))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     ran = sum(summary.statuses.values())
     counts = ", ".join(f"{summary.statuses[s]} {s}" for s in RUN_STATUSES)
     elsewhere = f", {summary.elsewhere} run by another process" if summary.elsewhere else ""
@@ -318,9 +351,8 @@ def cmd_claims(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from geobench.executors.slurm import result_path
+    from geobench.executors.slurm import load_result, result_path
     from geobench.provenance import provenance
-    from geobench.safeload import load_pickle
     from geobench.store import Store
 
     loaded, cells = _cells(args)
@@ -331,7 +363,7 @@ def cmd_collect(args) -> int:
         done = store.done_ids([c.id for c in cells])
         found = [(c, result_path(folder, c.id)) for c in cells if c.id not in done]
         found = [(c, p) for c, p in found if p.exists()]
-        results = [(cell, load_pickle(path)) for cell, path in found]  # all checked, then stored
+        results = [(cell, load_result(path, cell.id)) for cell, path in found]  # all, then store
         for cell, result in results:
             store.write(cell, result, provenance())
     finally:

@@ -118,32 +118,36 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
               ) -> RunSummary:
     """Validate and expand the suite, then run every cell the store does not hold yet
     (at most ``max_cells`` of them). Each cell is leased in the store before it runs, so
-    runs sharing the store split the cells; a lease not renewed for ``lease_timeout``
-    seconds is taken over."""
+    runs sharing the store split the cells; a lease its owner has not renewed for
+    ``lease_timeout`` seconds is taken over."""
     reg = registry()
     loaded = load_suite(path)
     cells = expand(loaded, reg, profile, overrides, cell_limit)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
     store = Store(store_path)
+    since = time.time()
     try:
-        done = set() if rerun else store.done_ids([c.id for c in cells])
-        todo = [c for c in cells if c.id not in done][:max_cells]
+        done = store.settled([c.id for c in cells], since, rerun)
+        todo = [c for c in cells if c.id not in done]
         summary = RunSummary(cells, skipped=len(done))
         progress = _Progress(len(cells), len(done), quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
+        budget = [len(todo) if max_cells is None else max_cells]  # cells this run may start
         try:
             with Heartbeat(store_path, owner, lease_timeout):
                 while todo:
                     held: list[Cell] = []
-                    leased = _leased(store, todo, owner, lease_timeout, rerun, held)
+                    leased = _leased(store, todo, owner, lease_timeout, since, rerun, held,
+                                     budget)
                     for cell, result in _execute(runner, leased, progress):
                         if isinstance(result, BaseException):  # the executor lost the task
                             result = _lost(cell, result)
-                        store.write(cell, result, provenance())
+                        store.write(cell, result, provenance(), owner)
                         summary.statuses[result.status] += 1
                         progress.finish(cell, result)
-                    todo = _await_others(store, held, lease_timeout, summary, progress)
+                    todo = _await_others(store, held, lease_timeout, since, rerun, summary,
+                                         progress) if budget[0] else []
         finally:
             progress.close()
     finally:
@@ -157,37 +161,41 @@ def _lost(cell: Cell, exc: BaseException) -> CellResult:
                       started=now, finished=now)
 
 
-def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, rerun: bool,
-            held: list[Cell]) -> Iterator[Cell]:
-    """The cells ``owner`` leases, one at a time as the executor asks for them; the cells
-    another run holds (or has finished meanwhile) go to ``held``."""
+def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: float,
+            rerun: bool, held: list[Cell], budget: list[int]) -> Iterator[Cell]:
+    """The cells ``owner`` leases, one at a time as the executor asks for them, while
+    ``budget[0]`` (``--max-cells``) lasts; the cells another run holds go to ``held``."""
     for cell in cells:
-        if store.lease(cell.id, owner, timeout, rerun):
+        if budget[0] <= 0:
+            return
+        if store.lease(cell.id, owner, timeout, since, rerun):
+            budget[0] -= 1
             yield cell
-        else:
+        elif cell.id not in store.settled([cell.id], since, rerun):
             held.append(cell)
 
 
-def _await_others(store: Store, held: list[Cell], timeout: float, summary: RunSummary,
-                  progress: _Progress) -> list[Cell]:
-    """Wait while other runs hold live leases on every cell of ``held``; once a lease is
-    released or expired (its owner stopped), return the unfinished cells for another round.
-    Cells the others finish are counted in ``summary.elsewhere``."""
+def _await_others(store: Store, held: list[Cell], timeout: float, since: float, rerun: bool,
+                  summary: RunSummary, progress: _Progress) -> list[Cell]:
+    """Wait while other runs hold unexpired leases on every cell of ``held``; once a lease is
+    released or expires (its owner stopped), return the unsettled cells for another round.
+    Cells the others finish meanwhile are counted in ``summary.elsewhere``."""
     waiting = False
     while held:
         release_dead(store, [c.id for c in held])
-        done = store.done_ids([c.id for c in held])
-        summary.elsewhere += len(done)
-        held = [c for c in held if c.id not in done]
+        settled = store.settled([c.id for c in held], since, rerun)
+        summary.elsewhere += len(settled)
+        held = [c for c in held if c.id not in settled]
         leases = store.leases([c.id for c in held])
-        stale = time.time() - timeout
-        if any(c.id not in leases or leases[c.id][1] < stale for c in held):
+        now = time.time()
+        if any(c.id not in leases or leases[c.id][1] < now for c in held):
             return held
         if held and not waiting:
             owners = sorted({owner for owner, _ in leases.values()})
             progress.say(f"waiting for {len(held)} cells another run holds ({', '.join(owners)})")
             waiting = True
-        time.sleep(min(POLL_S, timeout / 4))
+        if held:
+            time.sleep(min(POLL_S, timeout / 4))
     return []
 
 

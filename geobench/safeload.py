@@ -28,10 +28,19 @@ def check_private(path: str | Path, st: os.stat_result | None = None) -> None:
                               f"(mode {stat.S_IMODE(st.st_mode):o}); run chmod go-w on it")
 
 
+class UnreadableFileError(SuiteError):
+    """A private file that does not unpickle (truncated, corrupt, from other code)."""
+
+
 def load_pickle(path: str | Path) -> Any:
-    """Unpickle ``path`` after checking its folder and the opened file with ``check_private``."""
+    """Unpickle ``path`` after checking its folder and the opened file with ``check_private``;
+    a file that does not unpickle is an ``UnreadableFileError``."""
     path = Path(path)
     check_private(path.parent)
     with open(path, "rb") as fh:
         check_private(path, os.fstat(fh.fileno()))
-        return pickle.load(fh)
+        try:
+            return pickle.load(fh)
+        except Exception as exc:  # pickle raises many kinds on a corrupt file
+            raise UnreadableFileError(f"cannot load {path}: {type(exc).__name__}: "
+                                      f"{str(exc).splitlines()[0] if str(exc) else ''}") from None

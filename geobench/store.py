@@ -3,8 +3,8 @@ a lease per running cell.
 
 A cell is written in a single transaction when it finishes, so a run killed at any point
 leaves either the whole cell or nothing; rerunning completes exactly the missing cells.
-Before a cell runs it is leased (owner, heartbeat) in the store, so two runs sharing a store
-run each cell once; a lease whose heartbeat is older than the timeout is taken over.
+Before a cell runs it is leased (owner, expiry) in the store, so two runs sharing a store
+run each cell once; a lease its owner has not renewed before it expires is taken over.
 Every SQLite or file-system problem is raised as a one-line ``StoreError``; the store file
 is never truncated or rewritten on such an error.
 """
@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS finals (
     PRIMARY KEY (cell, key)
 );
 CREATE TABLE IF NOT EXISTS leases (
-    cell TEXT PRIMARY KEY, owner TEXT NOT NULL, heartbeat REAL NOT NULL
+    cell TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL
 );
 """
 LOCK_TIMEOUT_S = 60.0
@@ -54,6 +54,8 @@ _PROBLEMS = {  # SQLite's message -> what it means for the user
     "database or disk is full": "the disk is full; nothing of the unfinished cell was written",
 }
 F = TypeVar("F", bound=Callable[..., Any])
+# a cell no run should start again; binds the complete and diverged statuses, rerun, since
+_SETTLED = "((status IN (?, ?) AND NOT ?) OR finished >= ?)"
 
 
 class StoreError(RuntimeError):
@@ -68,9 +70,18 @@ def _guarded(method: F) -> F:
         try:
             return method(self, *args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
+            if not _about_the_store(exc):
+                raise
             raise StoreError(f"{self.path}: results store: {describe_store_error(exc)}") from None
 
     return call  # type: ignore[return-value]
+
+
+def _about_the_store(exc: BaseException) -> bool:
+    """SQLite's errors about the file (locked, corrupt, read-only, full) and file-system
+    errors; not those of a wrong statement or binding (a bug, which keeps its traceback)."""
+    return (isinstance(exc, sqlite3.OperationalError | OSError)
+            or type(exc) is sqlite3.DatabaseError)
 
 
 def describe_store_error(exc: BaseException) -> str:
@@ -106,9 +117,10 @@ class Store:
         return {r[0] for r in rows}
 
     @_guarded
-    def write(self, cell: Cell, result: CellResult, provenance: dict[str, Any]) -> None:
-        """Replace whatever the store holds for ``cell`` by ``result`` and release the cell's
-        lease, atomically."""
+    def write(self, cell: Cell, result: CellResult, provenance: dict[str, Any],
+              owner: str | None = None) -> None:
+        """Replace whatever the store holds for ``cell`` by ``result`` and release ``owner``'s
+        lease on it (not a lease another run has taken over meanwhile), atomically."""
         prov = {**provenance, "device": result.device, "batch_digest": result.batch_digest}
         with self.db:
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
@@ -123,30 +135,40 @@ class Store:
                                 [(cell.id, *row) for row in result.series])
             self.db.executemany("INSERT INTO finals VALUES (?,?,?)",
                                 [(cell.id, k, v) for k, v in result.finals.items()])
-            self.db.execute("DELETE FROM leases WHERE cell = ?", (cell.id,))
+            self.db.execute("DELETE FROM leases WHERE cell = ? AND owner = ?", (cell.id, owner))
 
     @_guarded
-    def lease(self, cell_id: str, owner: str, timeout: float, rerun: bool = False) -> bool:
-        """Take the lease of ``cell_id`` for ``owner``, in one statement (so two runs never
-        both get it): only if the cell is not finished (unless ``rerun``) and nobody else
-        holds a lease renewed within ``timeout`` seconds. True if ``owner`` now holds it."""
+    def lease(self, cell_id: str, owner: str, timeout: float, since: float,
+              rerun: bool = False) -> bool:
+        """Take the lease of ``cell_id`` for ``owner`` until ``timeout`` seconds from now, in
+        one statement (so two runs never both get it): only if the cell is not settled (see
+        ``settled``) and no other owner holds an unexpired lease. True if ``owner`` holds it."""
         now = time.time()
         with self.db:
             cur = self.db.execute(
-                "INSERT INTO leases (cell, owner, heartbeat) SELECT ?, ?, ? WHERE ? OR NOT "
-                "EXISTS (SELECT 1 FROM cells WHERE id = ? AND status IN (?, ?)) "
+                "INSERT INTO leases (cell, owner, expires) SELECT ?, ?, ? WHERE NOT EXISTS "
+                f"(SELECT 1 FROM cells WHERE id = ? AND {_SETTLED}) "
                 "ON CONFLICT(cell) DO UPDATE SET owner = excluded.owner, "
-                "heartbeat = excluded.heartbeat "
-                "WHERE leases.owner = excluded.owner OR leases.heartbeat < ?",
-                (cell_id, owner, now, rerun, cell_id, *DONE, now - timeout))
+                "expires = excluded.expires "
+                "WHERE leases.owner = excluded.owner OR leases.expires < ?",
+                (cell_id, owner, now + timeout, cell_id, *DONE, rerun, since, now))
         return cur.rowcount == 1
 
     @_guarded
-    def renew(self, owner: str) -> None:
-        """Heartbeat: mark every lease ``owner`` holds as alive now."""
+    def settled(self, ids: list[str], since: float, rerun: bool = False) -> set[str]:
+        """Those of ``ids`` no run should start again: finished as complete or diverged
+        (unless ``rerun``), or finished in any status at or after ``since`` (by another run
+        sharing the store: a failure is not retried by every run at once)."""
+        rows = self._select(f"SELECT id FROM cells WHERE {_SETTLED} AND id IN ({{}})",
+                            [*DONE, rerun, since], ids)
+        return {r[0] for r in rows}
+
+    @_guarded
+    def renew(self, owner: str, timeout: float) -> None:
+        """Heartbeat: extend every lease ``owner`` holds to ``timeout`` seconds from now."""
         with self.db:
-            self.db.execute("UPDATE leases SET heartbeat = ? WHERE owner = ?",
-                            (time.time(), owner))
+            self.db.execute("UPDATE leases SET expires = ? WHERE owner = ?",
+                            (time.time() + timeout, owner))
 
     @_guarded
     def release(self, owner: str) -> None:
@@ -156,8 +178,8 @@ class Store:
 
     @_guarded
     def leases(self, ids: list[str]) -> dict[str, tuple[str, float]]:
-        """Current leases of ``ids``: cell -> (owner, last heartbeat)."""
-        rows = self._select("SELECT cell, owner, heartbeat FROM leases WHERE cell IN ({})",
+        """Current leases of ``ids``: cell -> (owner, expiry time)."""
+        rows = self._select("SELECT cell, owner, expires FROM leases WHERE cell IN ({})",
                             [], ids)
         return {r[0]: (r[1], r[2]) for r in rows}
 

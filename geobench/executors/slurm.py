@@ -16,7 +16,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from geobench.api import Params
-from geobench.safeload import check_private, load_pickle
+from geobench.records import CellResult
+from geobench.safeload import UnreadableFileError, check_private, load_pickle
 
 RESULT_SUFFIX = ".result.pkl"
 
@@ -35,6 +36,15 @@ class SlurmParams(Params):
 
 def result_path(folder: str | Path, cell_id: str) -> Path:
     return Path(folder) / f"{cell_id}{RESULT_SUFFIX}"
+
+
+def load_result(path: Path, cell_id: str) -> CellResult:
+    """The ``CellResult`` of ``cell_id`` stored at ``path`` (private paths only)."""
+    result = load_pickle(path)
+    if not isinstance(result, CellResult) or result.cell_id != cell_id:
+        raise UnreadableFileError(f"{path}: not the result of cell {cell_id} (holds "
+                                  f"{type(result).__name__})")
+    return result
 
 
 def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str) -> None:
@@ -86,7 +96,11 @@ class SlurmExecutor:
                 finished = job.done()  # before looking for the file: no result is missed
                 if path.exists():
                     del pending[job]
-                    yield item, load_pickle(path)  # refused unless private
+                    try:
+                        result = load_result(path, item.id)  # refused unless private
+                    except UnreadableFileError as exc:  # corrupt: this cell fails
+                        result = exc
+                    yield item, result
                 elif finished:
                     del pending[job]
                     yield item, RuntimeError(f"array task {job.job_id} failed: {job.state}")

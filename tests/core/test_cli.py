@@ -17,7 +17,8 @@ def test_show_results_and_leaderboard(tmp_path, monkeypatch, capsys):
     assert "2 cells: 0 already stored, 2 run (2 complete, 0 diverged, 0 failed)" in out
     assert "wrote leaderboards/small.md" in out
     assert main(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard"]) == 0
-    assert "2 cells: 2 already stored, 0 run (0 complete, 0 diverged, 0 failed)" in capsys.readouterr().out
+    assert ("2 cells: 2 already stored, 0 run (0 complete, 0 diverged, 0 failed)"
+            in capsys.readouterr().out)
 
     assert main(["results", "s.yaml", "--store", "db.sqlite", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -1,14 +1,21 @@
 """Exit codes and shared stores: `geobench run` exits 0 when every cell is complete or
 diverged, 1 when one failed, 2 on bad input; runs sharing a store run each cell once."""
 
-import socket
+import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+import pytest
+
+from geobench.leases import new_owner
+from geobench.plugins import registry
+from geobench.records import CellResult, Status
 from geobench.runner import run_suite
 from geobench.store import Store
+from geobench.suite import expand, load_suite
 from tests.conftest import run_cli, start_cli, write_distribution
 from tests.core.suite_text import small_suite
 
@@ -107,8 +114,8 @@ def _first_cell_id(tmp_path) -> str:
 def test_a_lease_whose_owner_died_is_taken_over(tmp_path):
     (tmp_path / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
     store = Store(tmp_path / "db.sqlite")
-    store.lease(_first_cell_id(tmp_path), "dead-host:1:0", timeout=60)
-    store.db.execute("UPDATE leases SET heartbeat = heartbeat - 3600")  # an hour silent
+    store.lease(_first_cell_id(tmp_path), "dead-host:1:ns:0", timeout=60, since=0)
+    store.db.execute("UPDATE leases SET expires = expires - 3600")  # expired an hour ago
     store.db.commit()
     store.close()
     summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),
@@ -119,36 +126,98 @@ def test_a_lease_whose_owner_died_is_taken_over(tmp_path):
 def test_a_live_lease_is_waited_for_then_taken_over_when_it_expires(tmp_path, capsys):
     (tmp_path / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
     store = Store(tmp_path / "db.sqlite")
-    assert store.lease(_first_cell_id(tmp_path), "other-host:7:abc", timeout=60)
+    assert store.lease(_first_cell_id(tmp_path), "other-host:7:ns:abc", timeout=1.5, since=0)
     store.close()
     start = time.time()
-    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),
-                        lease_timeout=2.0)
+    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"))
     assert summary.statuses["complete"] == 2
     assert time.time() - start >= 1.0  # it waited for the lease to expire
-    assert "waiting for 1 cells another run holds (other-host:7:abc)" in capsys.readouterr().err
+    assert "waiting for 1 cells another run holds (other-host:7:ns:abc)" in (
+        capsys.readouterr().err)
 
 
-def test_interrupted_run_releases_its_leases(tmp_path):
+@pytest.mark.parametrize("sig,message,codes", [
+    (signal.SIGINT, "interrupted: finished cells are stored", (130, -2)),  # shell: 130 both
+    (signal.SIGTERM, "terminated: finished cells are stored", (143,)),
+])
+def test_interrupted_or_terminated_run_releases_its_leases(tmp_path, sig, message, codes):
     (tmp_path / "suite.yaml").write_text(small_suite(steps=400, lrs=(0.1,)))
     proc = start_cli(["run", "suite.yaml", "--store", "db.sqlite", "--quiet",
-                      "--no-leaderboard"], tmp_path)
+                      "--no-leaderboard", "--executor", "pool", "--workers", "2"], tmp_path)
     db = tmp_path / "db.sqlite"
     deadline = time.time() + 120
     while time.time() < deadline:
         time.sleep(0.2)
         try:
             with sqlite3.connect(db, timeout=5) as con:
-                if con.execute("SELECT count(*) FROM leases").fetchone()[0]:
+                if con.execute("SELECT count(*) FROM leases").fetchone()[0] == 2:
                     break
         except sqlite3.OperationalError:
             continue
-    proc.send_signal(2)  # Ctrl-C
+    children = _children(proc.pid)
+    assert children  # the pool's workers
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
-    assert "interrupted: finished cells are stored" in err
-    assert proc.returncode in (130, -2)  # the shell shows 130 for both
+    assert message in err and proc.returncode in codes, err
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT count(*) FROM leases").fetchone() == (0,)
+    time.sleep(1)
+    assert not [pid for pid in children if _running(pid)]  # the workers were stopped
+
+
+def _state(pid: int) -> list[str]:
+    """State, parent, ... of process ``pid`` from /proc (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def _running(pid: int) -> bool:
+    return _state(pid)[:1] not in ([], ["Z"])
+
+
+def _children(pid: int) -> list[int]:
+    """The pool workers (spawned children) of process ``pid``."""
+    def spawned(path: Path) -> bool:
+        try:
+            return b"spawn_main" in (path / "cmdline").read_bytes()
+        except OSError:
+            return False
+
+    return [int(path.name) for path in Path("/proc").glob("[0-9]*")
+            if _state(int(path.name))[1:2] == [str(pid)] and spawned(path)]
+
+
+def test_max_cells_counts_the_cells_this_run_starts_and_does_not_wait(tmp_path):
+    (tmp_path / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    store = Store(tmp_path / "db.sqlite")
+    assert store.lease(_first_cell_id(tmp_path), "other-host:7:ns:abc", timeout=600, since=0)
+    store.close()
+    start = time.time()
+    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),
+                        quiet=True, max_cells=1)
+    assert summary.statuses["complete"] == 1 and time.time() - start < 60
+
+
+def test_a_failure_another_run_stores_meanwhile_is_not_retried_by_this_run(tmp_path):
+    (tmp_path / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    cells = expand(load_suite(tmp_path / "suite.yaml"), registry())
+    store = Store(tmp_path / "db.sqlite")
+    before = time.time()
+    failed = CellResult(cells[0].id, Status.FAILED, "boom", started=before - 10,
+                        finished=before - 5)
+    store.write(cells[0], failed, {})
+    assert store.lease(cells[0].id, "me", 60, since=before)  # an old failure is retried
+    store.release("me")
+    failed.finished = before + 5  # stored by another run after this one started
+    store.write(cells[0], failed, {})
+    assert not store.lease(cells[0].id, "me", 60, since=before)
+    assert store.settled([cells[0].id], since=before) == {cells[0].id}
+    assert store.lease(cells[0].id, "me", 60, since=before + 10)
+    store.write(cells[0], failed, {}, owner="someone else")  # not the holder: lease stays
+    assert store.leases([cells[0].id])[cells[0].id][0] == "me"
+    store.close()
 
 
 def test_a_run_killed_with_sigkill_leaves_no_lease_to_wait_for(tmp_path):
@@ -156,7 +225,9 @@ def test_a_run_killed_with_sigkill_leaves_no_lease_to_wait_for(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # a process of this host that no longer exists
     store = Store(tmp_path / "db.sqlite")
-    store.lease(_first_cell_id(tmp_path), f"{socket.gethostname()}:{dead.pid}:x", timeout=60)
+    owner = new_owner().split(":")
+    owner[1] = str(dead.pid)
+    store.lease(_first_cell_id(tmp_path), ":".join(owner), timeout=60, since=0)
     store.close()
     start = time.time()
     summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),

@@ -98,3 +98,16 @@ def test_every_torch_load_passes_weights_only_true():
               if not any(k.arg == "weights_only" and isinstance(k.value, ast.Constant)
                          and k.value.value is True for k in call.keywords)]
     assert unsafe == []
+
+
+def test_collect_reports_a_truncated_or_foreign_result_file_in_one_line(jobs, capsys):
+    tmp_path, cells = jobs
+    path = result_path(tmp_path / "jobs", cells[0].id)
+    path.write_bytes(path.read_bytes()[:40])  # cut short
+    code, err, stored = _collect(tmp_path, capsys)
+    assert (code, stored) == (2, 0) and err.count("\n") == 1
+    assert err.startswith(f"cannot load {path}: ")
+    run_and_save(lambda cell: {"not": "a result"}, cells[0], str(tmp_path / "jobs"))
+    code, err, stored = _collect(tmp_path, capsys)
+    assert (code, stored) == (2, 0)
+    assert err.strip() == f"{path}: not the result of cell {cells[0].id} (holds dict)"
