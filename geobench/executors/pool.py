@@ -85,7 +85,9 @@ class _Worker:
         elif alive:
             return _NONE
         self.proc.join(STOP_SECONDS)
-        return _death(self.proc.exitcode)
+        death = _death(self.proc.exitcode)
+        self.stop()  # one that closed its pipe but lives on is not given another cell
+        return death
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -122,8 +124,11 @@ class _Workers:
             if worker is not None:
                 worker.stop()
             worker = self.slots[slot] = self._start()
-        worker.conn.send(item)
         worker.item = item
+        try:
+            worker.conn.send(item)
+        except OSError:  # it died just now: ``finished`` reports WorkerDied for the item
+            pass
 
     def busy(self) -> dict[int, _Worker]:
         return {slot: w for slot, w in enumerate(self.slots) if w and w.item is not _NONE}
