@@ -340,11 +340,23 @@ def _left_to_grid(view: _View, axes: list[Axis]) -> Assignment:
             head, _, rest = key.partition(".")
             if head == "arms":
                 target, _, inner = rest.partition(".")
-                if target == arm and get_dotted(written, inner) is None:
+                if target == arm and _unset(written, inner):
                     out.append((key, value, loc))
-            elif get_dotted(written, key) is None:
+            elif _unset(written, key):
                 out.append((f"arms.{arm}.{key}", value, loc))
     return out
+
+
+def _unset(doc: dict[str, Any], key: str) -> bool:
+    """The dotted ``key`` is absent from ``doc`` and no part of its path is written as
+    something other than a mapping (``optimizer: sgd`` is reported as written)."""
+    for part in key.split("."):
+        if not isinstance(doc, dict):
+            return False
+        if part not in doc:
+            return True
+        doc = doc[part]
+    return False
 
 
 def _check_once(loaded: LoadedSuite, varied: dict[str, Loc], key: str, loc: Loc) -> None:
