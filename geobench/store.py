@@ -11,12 +11,13 @@ is never truncated or rewritten on such an error.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -100,10 +101,38 @@ class Store:
         self.path = Path(path)
         self.db: sqlite3.Connection | None = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        # autocommit: every write is an explicit BEGIN IMMEDIATE (see _writing)
+        self.db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)
+        self._use_wal()
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
+        self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")  # see _writing
+
+    def _use_wal(self) -> None:
+        """Switch to WAL. Two runs creating the store at once race here, and SQLite answers a
+        busy journal-mode switch at once instead of waiting: retry until the lock timeout."""
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction that takes the write lock before it reads: with several
+        processes writing, a deferred transaction that reads and then writes can find its
+        snapshot stale and fail at once (SQLITE_BUSY_SNAPSHOT) instead of waiting."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:  # SQLite may have rolled back already (disk full)
+                self.db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         if self.db is not None:
@@ -122,7 +151,7 @@ class Store:
         """Replace whatever the store holds for ``cell`` by ``result`` and release ``owner``'s
         lease on it (not a lease another run has taken over meanwhile), atomically."""
         prov = {**provenance, "device": result.device, "batch_digest": result.batch_digest}
-        with self.db:
+        with self._writing():
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM cells WHERE id = ?", (cell.id,))
@@ -144,7 +173,7 @@ class Store:
         one statement (so two runs never both get it): only if the cell is not settled (see
         ``settled``) and no other owner holds an unexpired lease. True if ``owner`` holds it."""
         now = time.time()
-        with self.db:
+        with self._writing():
             cur = self.db.execute(
                 "INSERT INTO leases (cell, owner, expires) SELECT ?, ?, ? WHERE NOT EXISTS "
                 f"(SELECT 1 FROM cells WHERE id = ? AND {_SETTLED}) "
@@ -166,14 +195,14 @@ class Store:
     @_guarded
     def renew(self, owner: str, timeout: float) -> None:
         """Heartbeat: extend every lease ``owner`` holds to ``timeout`` seconds from now."""
-        with self.db:
+        with self._writing():
             self.db.execute("UPDATE leases SET expires = ? WHERE owner = ?",
                             (time.time() + timeout, owner))
 
     @_guarded
     def release(self, owner: str) -> None:
         """Give up every lease ``owner`` still holds (its cells did not finish)."""
-        with self.db:
+        with self._writing():
             self.db.execute("DELETE FROM leases WHERE owner = ?", (owner,))
 
     @_guarded

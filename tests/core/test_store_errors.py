@@ -2,6 +2,7 @@
 store file is never truncated or rewritten."""
 
 import hashlib
+import multiprocessing
 import sqlite3
 
 import pytest
@@ -119,3 +120,26 @@ def test_a_full_disk_keeps_every_cell_already_stored(suite):
     assert store.done_ids([c.id for c in cells]) == {cells[0].id}
     assert store.cells([cells[0].id])[cells[0].id]["metrics"] == {"x": 1.0}
     store.close()
+
+
+def _race(path: str, owner: str, barrier, out) -> None:
+    barrier.wait()
+    store = Store(path)  # every process creates the store at the same moment
+    out.put(sorted(i for i in range(40) if store.lease(f"c{i}", owner, 60, since=0)))
+    store.close()
+
+
+def test_processes_creating_one_store_at_once_lease_each_cell_once(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    for trial in range(3):
+        path = str(tmp_path / f"race{trial}.sqlite")
+        barrier, out = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_race, args=(path, f"o{i}", barrier, out))
+                 for i in range(4)]
+        for proc in procs:
+            proc.start()
+        got = [out.get(timeout=120) for _ in procs]
+        for proc in procs:
+            proc.join(timeout=60)
+        assert [p.exitcode for p in procs] == [0] * 4
+        assert sorted(i for leased in got for i in leased) == list(range(40))
