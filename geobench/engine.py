@@ -24,6 +24,7 @@ from torch import nn
 from geobench.api import Arm, BuildContext, Data, Metric, MetricContext, StepEvent
 from geobench.config import ArmSpec, Component, TrainSpec
 from geobench.loader import batch_hash, batches, steps_per_epoch
+from geobench.plugins import describe_failure
 from geobench.plugins import registry as default_registry
 from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm, finals_of
 from geobench.registry import Registry
@@ -178,7 +179,7 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
         _train(cell, reg or default_registry(), progress, result)
     except Exception as exc:  # a failing cell is recorded and the grid goes on
         result.status = Status.FAILED
-        result.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        result.error = describe_failure(exc)
         result.traceback = traceback.format_exc()
     result.finished = time.time()
     return result

@@ -118,7 +118,7 @@ def warn(message: str) -> None:
 
 
 def describe_failure(exc: BaseException) -> str:
-    """One line for an exception a plugin raised (``sys.exit`` included)."""
+    """One line for an exception (a plugin's ``sys.exit`` included)."""
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r})"
     return f"{type(exc).__name__}: {exc}".splitlines()[0]

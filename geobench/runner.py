@@ -17,7 +17,7 @@ from geobench.api import BuildContext
 from geobench.engine import run_cell
 from geobench.errors import describe_validation_error
 from geobench.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
-from geobench.plugins import registry
+from geobench.plugins import describe_failure, registry
 from geobench.provenance import provenance
 from geobench.records import Cell, CellResult, Status
 from geobench.registry import Registry, RegistryError
@@ -133,21 +133,23 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
         progress = _Progress(len(cells), len(done), quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
-        budget = [len(todo) if max_cells is None else max_cells]  # cells this run may start
         try:
             with Heartbeat(store_path, owner, lease_timeout):
                 while todo:
                     held: list[Cell] = []
+                    started = sum(summary.statuses.values())
+                    limit = None if max_cells is None else max_cells - started
                     leased = _leased(store, todo, owner, lease_timeout, since, rerun, held,
-                                     budget)
+                                     limit)
                     for cell, result in _execute(runner, leased, progress):
                         if isinstance(result, BaseException):  # the executor lost the task
                             result = _lost(cell, result)
                         store.write(cell, result, provenance(), owner)
                         summary.statuses[result.status] += 1
                         progress.finish(cell, result)
-                    todo = _await_others(store, held, lease_timeout, since, rerun, summary,
-                                         progress) if budget[0] else []
+                    full = max_cells is not None and sum(summary.statuses.values()) >= max_cells
+                    todo = [] if full else _await_others(store, held, lease_timeout, since,
+                                                         rerun, summary, progress)
         finally:
             progress.close()
     finally:
@@ -157,19 +159,18 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
 
 def _lost(cell: Cell, exc: BaseException) -> CellResult:
     now = time.time()
-    return CellResult(cell.id, Status.FAILED, f"{type(exc).__name__}: {exc}".splitlines()[0],
-                      started=now, finished=now)
+    return CellResult(cell.id, Status.FAILED, describe_failure(exc), started=now, finished=now)
 
 
 def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: float,
-            rerun: bool, held: list[Cell], budget: list[int]) -> Iterator[Cell]:
-    """The cells ``owner`` leases, one at a time as the executor asks for them, while
-    ``budget[0]`` (``--max-cells``) lasts; the cells another run holds go to ``held``."""
+            rerun: bool, held: list[Cell], limit: int | None) -> Iterator[Cell]:
+    """The cells ``owner`` leases, at most ``limit`` (what ``--max-cells`` leaves), one at a
+    time as the executor asks for them; the cells another run holds go to ``held``."""
     for cell in cells:
-        if budget[0] <= 0:
+        if limit is not None and limit <= 0:
             return
         if store.lease(cell.id, owner, timeout, since, rerun):
-            budget[0] -= 1
+            limit = None if limit is None else limit - 1
             yield cell
         elif cell.id not in store.settled([cell.id], since, rerun):
             held.append(cell)
