@@ -99,26 +99,50 @@ def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> li
     return [evaluate_claim(c, loaded, cells, values) for c in loaded.suite.claims]
 
 
+def _matches(value: Any, wanted: Any) -> bool:
+    """A config value matches a ``where`` value, or one of a list of them."""
+    return value == wanted or (isinstance(wanted, list) and value in wanted)
+
+
+def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str | None]]]:
+    """The cells some alternative of ``where`` selects, each with the arms it names (None:
+    the metric's own arm), by cell id, in cell order; a unit selected twice counts once."""
+    chosen: dict[str, tuple[Cell, list[str | None]]] = {}
+    for cell in cells:
+        for where in claim.alternatives:
+            if not all(_matches(config_value(cell, k), v) for k, v in where.items()
+                       if k != "arm"):
+                continue
+            arm = where.get("arm")
+            arms = chosen.setdefault(cell.id, (cell, []))[1]
+            for name in arm if isinstance(arm, list) else [arm]:
+                if name not in arms:
+                    arms.append(name)
+    return chosen
+
+
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues) -> Verdict:
-    where = {k: v for k, v in claim.where.items() if k != "arm"}
-    chosen = [c for c in cells if all(config_value(c, k) == v for k, v in where.items())]
-    arm = claim.where.get("arm")
+    chosen = _chosen(claim, cells)
     tally = _Tally(claim, values)
     compare = claim.compare
     if compare is None:
         threshold = math.log(claim.threshold) if claim.scale == "log" else claim.threshold
-        for cell in chosen:
-            tally.add(cell.trial_seed, tally.get(cell, arm), threshold)
+        for cell, arms in chosen.values():
+            for arm in arms:
+                tally.add(cell.trial_seed, tally.get(cell, arm), threshold)
     elif compare.arm is not None:
-        for cell in chosen:
+        for cell, _ in chosen.values():
             tally.add(cell.trial_seed, tally.get(cell, compare.arm[0]),
                       tally.get(cell, compare.arm[1]))
     else:
-        for a, b in _pairs(loaded, chosen, compare.key, compare.a, compare.b):
-            va = tally.get(a, arm) if a is not None else _absent(tally)
-            vb = tally.get(b, arm) if b is not None else _absent(tally)
-            tally.add((a or b).trial_seed, va, vb)
+        pairs = _pairs(loaded, [c for c, _ in chosen.values()], compare.key, compare.a,
+                       compare.b)
+        for a, b in pairs:
+            for arm in chosen[(a or b).id][1]:
+                va = tally.get(a, arm) if a is not None else _absent(tally)
+                vb = tally.get(b, arm) if b is not None else _absent(tally)
+                tally.add((a or b).trial_seed, va, vb)
     return _verdict(claim, tally)
 
 

@@ -191,13 +191,14 @@ class Compare(Strict):
 class Claim(Strict):
     """A paper's claim tested on a suite's cells (docs/claims.md)."""
 
-    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
     source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
     statement: str
     metric: str = Field(description="<metric>.<field> or <arm>/<metric>.<field>")
     stat: Literal["last", "first", "min", "max", "mean"] = "last"
-    where: dict[str, Any] = Field(default_factory=dict,
-                                  description="config values the cells must have (arm: A)")
+    where: dict[str, Any] | list[dict[str, Any]] = Field(
+        default_factory=dict, description="config values the cells must have (arm: A); a "
+        "list value means any of them; a list of such maps means any of the maps")
     compare: Compare | None = None
     expect: str = Field(pattern=r"^\s*(a\s*[<>]\s*b|[<>]\s*[-+0-9.eE]+)\s*$",
                         description="'a < b' or 'a > b' (paired), '< c' or '> c' (one-sample)")
@@ -218,6 +219,11 @@ class Claim(Strict):
         if not paired and self.scale == "log" and self.threshold <= 0:
             raise ValueError("scale: log needs a positive threshold c")
         return self
+
+    @property
+    def alternatives(self) -> list[dict[str, Any]]:
+        """``where`` as a list of alternative filters (a single map is one alternative)."""
+        return self.where if isinstance(self.where, list) else [self.where]
 
     @property
     def expects_greater(self) -> bool:

@@ -44,17 +44,23 @@ def check_claims(loaded: LoadedSuite) -> None:
     for i, claim in enumerate(suite.claims):
         loc: Loc = ("claims", i)
         named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
-        if "arm" in claim.where:
-            named.append(str(claim.where["arm"]))
+        for where in claim.alternatives:
+            if "arm" in where:
+                arm = where["arm"]
+                named += [str(a) for a in arm] if isinstance(arm, list) else [str(arm)]
         if claim.compare is not None and claim.compare.arm is not None:
             named += claim.compare.arm
         for arm in named:
             if arm not in arms:
                 raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
                                        f"arms: {', '.join(arms)}")
-        for key in claim.where:
-            if key != "arm":
-                check_key(loaded, loc + ("where", key), key, suite.arms)
+        for i, where in enumerate(claim.alternatives):
+            at = loc + (("where", i) if isinstance(claim.where, list) else ("where",))
+            if not where and isinstance(claim.where, list):
+                raise loaded.fail(at, "an alternative of 'where' needs at least one key")
+            for key in where:
+                if key != "arm":
+                    check_key(loaded, at + (key,), key, suite.arms)
         if claim.compare is not None and claim.compare.key is not None:
             check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
         if len(arms) > 1 and not named:

@@ -23,12 +23,16 @@ Pair = tuple[float, float]
 
 @dataclass(frozen=True)
 class ImageRecipe:
-    """Random resized crop, flip, colour jitter, grayscale, blur, solarize (in this order).
+    """Random resized crop, flip, colour jitter, grayscale, blur, solarize, quarter-turn
+    rotation (in this order).
 
     ``blur_p`` / ``solarize_p`` are per view: view v uses entry ``v % 2``.  Colour jitter
     applies brightness, contrast, saturation and hue in a random order per sample (as
     torchvision's ColorJitter).  On 1-channel images saturation, hue and grayscale are
     skipped (they leave a gray image unchanged); brightness and contrast still apply.
+    With ``rot90_p`` > 0 a sample is, with that probability, rotated by k quarter turns,
+    k uniform in {0, 1, 2, 3} (``torch.rot90``, exact; square images only).  Its two draws
+    are made only by recipes with ``rot90_p`` > 0, so recipes without it keep their streams.
     """
 
     crop_scale: Pair
@@ -42,6 +46,7 @@ class ImageRecipe:
     blur_kernel: int | None
     solarize_p: Pair
     solarize_threshold: float
+    rot90_p: float = 0.0
 
     def __call__(self, x: Tensor, index: Tensor, generator: torch.Generator,
                  view: int = 0) -> Tensor:
@@ -65,7 +70,16 @@ class ImageRecipe:
             raise ValueError(f"blur_kernel {kernel} is too large for {tuple(x.shape[-2:])} images")
         out = _apply(out, blur, lambda z, i: ops.gaussian_blur(z, sigma[i], kernel))
         solar = r.coin(self.solarize_p[view % 2])
-        return _apply(out, solar, lambda z, _: ops.solarize(z, self.solarize_threshold))
+        out = _apply(out, solar, lambda z, _: ops.solarize(z, self.solarize_threshold))
+        return self._rotate(out, r) if self.rot90_p > 0 else out
+
+    def _rotate(self, x: Tensor, r: _Draws) -> Tensor:
+        if x.shape[-2] != x.shape[-1]:
+            raise ValueError(f"rot90_p needs square images, got {tuple(x.shape[-2:])}")
+        on, turns = r.coin(self.rot90_p), (r.uniform(1)[:, 0] * 4).long().clamp(max=3)
+        for k in (1, 2, 3):
+            x = _apply(x, on & (turns == k), lambda z, _, k=k: torch.rot90(z, k, (-2, -1)))
+        return x
 
     def _jitter(self, x: Tensor, on: Tensor, u: Tensor, order_keys: Tensor) -> Tensor:
         b, c, s, h = self.jitter
@@ -155,6 +169,8 @@ class ImageRecipeParams(Params):
     blur_kernel: int | None = Field(
         None, ge=1, description="blur kernel size, odd (None: ~10% of the image side)"
     )
+    rot90_p: float = Field(0.0, ge=0, le=1, description="probability of a rotation by a "
+                           "uniform number of quarter turns (square images)")
 
 
 class SimCLRParams(ImageRecipeParams):
@@ -181,7 +197,7 @@ class BYOLParams(ImageRecipeParams):
 
 
 def build_image_recipe(params: ImageRecipeParams, ctx: BuildContext) -> ImageRecipe:
-    """The crop/flip/jitter/grayscale(/blur/solarize) pipeline with ``params``."""
+    """The crop/flip/jitter/grayscale(/blur/solarize/rotation) pipeline with ``params``."""
     blur = params.blur_p if isinstance(params.blur_p, tuple) else (params.blur_p,) * 2
     if params.blur_kernel is not None and params.blur_kernel % 2 == 0:
         raise ValueError(f"blur_kernel must be odd, got {params.blur_kernel}")
@@ -191,5 +207,5 @@ def build_image_recipe(params: ImageRecipeParams, ctx: BuildContext) -> ImageRec
         jitter=(params.brightness, params.contrast, params.saturation, params.hue),
         grayscale_p=params.grayscale_p, blur_p=blur, blur_sigma=params.blur_sigma,
         blur_kernel=params.blur_kernel, solarize_p=getattr(params, "solarize_p", (0.0, 0.0)),
-        solarize_threshold=getattr(params, "solarize_threshold", 0.5),
+        solarize_threshold=getattr(params, "solarize_threshold", 0.5), rot90_p=params.rot90_p,
     )

@@ -120,6 +120,35 @@ def test_paired_effect_interval_and_verdicts_from_known_values(tmp_path):
     assert got["ratio"].verdict == "holds"
 
 
+def test_where_lists_select_any_value_and_where_maps_are_a_union(tmp_path):
+    claims = """\
+  - {id: any_lr, statement: a, metric: nccc.accuracy, expect: "> 0",
+     where: {optimizer.lr: [0.05, 0.2], tags.x: u, tags.m: m0}}
+  - {id: union, statement: b, metric: nccc.accuracy, expect: "> 0",
+     where: [{optimizer.lr: 0.2, tags.x: u}, {tags.m: m1, tags.x: u}]}
+  - {id: paired, statement: c, metric: nccc.accuracy, compare: {key: optimizer.lr, a: 0.2,
+     b: 0.05}, expect: "a > b", where: {tags.x: u, tags.m: [m0, m1]}}
+"""
+    loaded, cells = _suite(tmp_path, claims)
+
+    def val(cell):  # lr 0.05 -> 1, lr 0.2 -> 3; m1 adds 10; x = v adds 100; seed s adds s
+        return ({0.05: 1.0, 0.2: 3.0}[cell.varied["optimizer.lr"]]
+                + (10.0 if cell.varied["tags.m"] == "m1" else 0.0)
+                + (100.0 if cell.varied["tags.x"] == "v" else 0.0) + cell.trial_seed)
+
+    got = _verdicts(loaded, cells, _store(tmp_path, cells, val))
+    # any_lr: per seed s the mean of (1 + s) and (3 + s) = 2 + s, two cells per seed
+    assert (got["any_lr"].n, got["any_lr"].pairs) == (4, 8)
+    assert got["any_lr"].effect == pytest.approx(statistics.fmean([2 + s for s in range(4)]))
+    # union, x = u: {lr 0.2, m0} = 3 + s, {lr 0.2, m1} = 13 + s (selected by both maps:
+    # counted once), {lr 0.05, m1} = 11 + s -> per seed mean (27 + 3 s) / 3 = 9 + s
+    assert (got["union"].n, got["union"].pairs) == (4, 12)
+    assert got["union"].effect == pytest.approx(statistics.fmean([9 + s for s in range(4)]))
+    # paired over m0 and m1: lr 0.2 minus lr 0.05 is 2 in every pair
+    assert (got["paired"].n, got["paired"].pairs) == (4, 8)
+    assert got["paired"].effect == pytest.approx(2.0) and got["paired"].verdict == "holds"
+
+
 def test_excluded_cells_are_counted_and_few_pairs_are_insufficient(tmp_path):
     claims = """\
   - {id: up, statement: a, metric: nccc.accuracy, compare: {key: optimizer.lr, a: 0.2, b: 0.05},
@@ -145,7 +174,11 @@ def test_claims_with_unknown_keys_or_arms_are_suite_errors(tmp_path):
         ("{id: a, statement: s, metric: m.f, expect: 'a > b'}", "give 'compare'"),
         ("{id: a, statement: s, metric: m.f, expect: '> 0', compare: {arm: [x, y]}}",
          "is one-sample"),
-        ("{id: A, statement: s, metric: m.f, expect: '> 0'}", "claims[0].id"),
+        ("{id: a-b, statement: s, metric: m.f, expect: '> 0'}", "claims[0].id"),
+        ("{id: a, statement: s, metric: m.f, expect: '> 0', where: [{tags.x: u}, {optimzer.lr: 1}]}",  # noqa: E501
+         "claims[0].where[1].optimzer.lr"),
+        ("{id: a, statement: s, metric: m.f, expect: '> 0', where: [{tags.x: u}, {}]}",
+         "claims[0].where[1]: an alternative of 'where' needs at least one key"),
         ("{id: a, statement: s, metric: m.f, expect: 'more'}", "claims[0].expect"),
     ]:
         with pytest.raises(SuiteError, match=words.replace("[", r"\[").replace("]", r"\]")):

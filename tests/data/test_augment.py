@@ -167,3 +167,19 @@ def test_views_identical_on_cpu_and_cuda() -> None:
         cpu = aug(x, torch.arange(32), gen(5), 1)
         cuda = aug(x.cuda(), torch.arange(32), gen(5), 1)
         torch.testing.assert_close(cuda.cpu(), cpu, atol=1e-4, rtol=1e-4)
+
+
+def test_quarter_turns_are_exact_uniform_and_leave_other_recipes_alone() -> None:
+    x, index = images(n=400, c=1, size=5), torch.arange(400)
+    turned = augmentation({"name": "simclr", **FIXED, "rot90_p": 1.0})(x, index, gen(3))
+    candidates = torch.stack([torch.rot90(x, k, (-2, -1)) for k in range(4)], dim=1)
+    match = (candidates == turned[:, None]).flatten(2).all(-1)
+    assert match.any(dim=1).all()  # every view is x turned by a whole number of quarters
+    counts = torch.bincount(match.int().argmax(dim=1), minlength=4)
+    assert counts.min() > 70 and counts.max() < 130  # ~100 each (uniform k)
+    plain, g1, g2 = augmentation({"name": "simclr", **FIXED}), gen(3), gen(3)
+    no_turn = augmentation({"name": "simclr", **FIXED, "rot90_p": 0.0})
+    torch.testing.assert_close(plain(x, index, g1), no_turn(x, index, g2))
+    assert torch.equal(g1.get_state(), g2.get_state())
+    with pytest.raises(ValueError, match="square"):
+        augmentation({"name": "simclr", **FIXED, "rot90_p": 1.0})(x[..., :4], index, gen(0))

@@ -55,6 +55,9 @@ def test_fields_match_dense_eigenvalues(activation):
         assert out[prefix + "neg_count"] == float((ev < -1e-9 * scale).sum())
     if activation == "gelu":
         assert out["K_lambda_min"] < 0
+    k_norm = float(torch.linalg.eigvalsh((k + k.T) / 2).abs().max())
+    expected = k_norm / scale if activation == "gelu" else 0.0  # ReLU / linear: K = 0
+    assert math.isclose(out["K_rel_norm"], expected, rel_tol=1e-6, abs_tol=1e-12)
     z = problem.z.clone().requires_grad_(True)
     h = problem.head(z)
     (g,) = torch.autograd.grad(problem.loss(h), h)

@@ -66,8 +66,10 @@ def test_orbit_compression_on_exact_orbits():
     wh, th = orbit_spread(views * scale)
     # orbits move only the nuisance coordinates, which the head shrinks 10x
     assert math.isclose(wh, wb / 100, rel_tol=1e-6)
-    assert math.isclose(out["compression"], (wb / tb) / (wh / th), rel_tol=1e-6)
-    assert out["compression"] > 1
+    assert math.isclose(out["normalised_ratio"], (wb / tb) / (wh / th), rel_tol=1e-6)
+    assert math.isclose(out["raw_ratio"], 100.0, rel_tol=1e-5)
+    assert math.isclose(out["scale_ratio"], tb / th, rel_tol=1e-6)
+    assert out["normalised_ratio"] > 1
     assert out["head_class_sep"] > out["backbone_class_sep"]
 
 

@@ -17,8 +17,9 @@ matrix up to ``dense_threshold`` entries, Lanczos / stochastic Lanczos quadratur
 Fields: the H_eff summary under its plain names (``lambda_min`` ...), G's prefixed ``G_``,
 K's prefixed ``K_``; ``grad_norm`` = ||dL/dh|| (the factor that drives K: it vanishes at an
 exactly collapsed state of a cosine loss whose branches coincide, so K does too) and
-``loss``.  G and K carry rounding errors on the scale of H_eff, so eigenvalues of G and K
-below ``zero_tol * max|lambda(H_eff)|`` in magnitude (default 1000 machine epsilons of
+``loss``; ``K_rel_norm`` = max|lambda(K)| / max|lambda(H_eff)|.  G and K carry rounding
+errors on the scale of H_eff, so eigenvalues of G and K below
+``zero_tol * max|lambda(H_eff)|`` in magnitude (default 1000 machine epsilons of
 ``dtype``) count as zero: an exactly zero K (linear or ReLU heads) reports lambda = 0 and
 no negatives rather than rounding noise.
 """
@@ -81,6 +82,13 @@ def _summary(op: LinearOperator, p: EffectiveHessianParams, floor: float | None,
     return out
 
 
+def _relative_norm(out: dict[str, float], prefix: str) -> float:
+    """max|lambda| of the ``prefix`` operator over max|lambda(H_eff)| (NaN when H_eff = 0)."""
+    norm = max(abs(out[prefix + "lambda_min"]), abs(out[prefix + "lambda_max"]))
+    scale = max(abs(out["lambda_min"]), abs(out["lambda_max"]))
+    return finite_or_nan(norm / scale) if scale > 0 else float("nan")
+
+
 class EffectiveHessianMetric(Metric):
     """Spectral summaries of H_eff, G and K at the current batch (module docstring)."""
 
@@ -106,6 +114,7 @@ class EffectiveHessianMetric(Metric):
                 tol = self.params.zero_tol or 1e3 * torch.finfo(dtype).eps
                 floor = tol * scale
             out.update({prefix + f: finite_or_nan(summary[f]) for f in SUMMARY_FIELDS})
+        out["K_rel_norm"] = _relative_norm(out, "K_")
         z = problem.z.clone()
         with torch.enable_grad():
             h = problem.head(z).detach().requires_grad_(True)
@@ -143,6 +152,8 @@ EFFECTIVE_HESSIAN_FIELDS = {
     **_spectrum_docs("", "H_eff = d^2 L(h(z))/dz^2"),
     **_spectrum_docs("G_", "G (Gauss-Newton / pull-back part of H_eff)"),
     **_spectrum_docs("K_", "K (interaction term of H_eff, the head's curvature)"),
+    "K_rel_norm": FieldDoc("max|lambda(K)| / max|lambda(H_eff)| (0: K vanishes within the "
+                           "zero tolerance, as for ReLU and linear heads without BN)"),
     "grad_norm": FieldDoc("norm of dL/dh at the head outputs (the factor that scales K)"),
     "loss": FieldDoc("the objective of the measured sub-batch, stop-gradient targets constant"),
 }

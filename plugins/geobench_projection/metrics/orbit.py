@@ -1,17 +1,30 @@
-"""``orbit_compression``: how much the head shrinks augmentation orbits relative to the data.
+"""``orbit_compression``: how much the head shrinks augmentation orbits.
 
 For N fixed training samples x_i (the same at every evaluation) and K augmented views
 x_ik of each -- exact group orbits ``data.extras["orbit"].orbit("train", i, K)`` on
 ``orbit_manifold``, otherwise K calls of the suite's augmentation (view numbers alternating
 0, 1, so asymmetric recipes contribute both their views) -- and a space with
-points p_ik (backbone representations z or head outputs h, arm in evaluation mode):
+points p_ik (backbone representations z or head outputs h, arm in evaluation mode;
+with ``normalize`` each point is first L2-normalised, p_ik / ||p_ik||, as the authors'
+code does):
 
   within-orbit spread  W = (1/NK) sum_ik ||p_ik - pbar_i||^2     (pbar_i the orbit mean)
   total spread         T = (1/NK) sum_ik ||p_ik - pbar||^2       (pbar the grand mean)
   orbit ratio          r = W / T                                  (scale-free, in [0, 1])
-  compression factor   r_backbone / r_head        (> 1: the head shrinks orbits more)
+  raw_ratio            W_b / W_h             (the authors' "compression_ratio")
+  normalised_ratio     (W_b / T_b) / (W_h / T_h) = r_b / r_h
+  scale_ratio          T_b / T_h             (global spread, backbone over head space)
+  so raw_ratio = normalised_ratio * scale_ratio exactly (b: backbone, h: head).
   class separation     S = B / Wc, B = (1/NK) sum_ik ||mu_y(ik) - pbar||^2,
                        Wc = (1/NK) sum_ik ||p_ik - mu_y(ik)||^2  (mu_c the class means)
+
+Spreads are variances (mean squared distances), not standard deviations: a head that only
+rescales, h = c z, gives raw_ratio = 1/c^2, normalised_ratio = 1, scale_ratio = 1/c^2.  The
+raw ratio therefore mixes orbit compression with a global change of scale between the two
+spaces; the normalised ratio removes it.  With ``normalize`` a global scale cancels before
+measuring (h = c z, c > 0, gives raw_ratio = 1), but per-point norms are discarded too.
+Class separations are measured on the same (normalised or not) points.  Non-finite
+quotients are reported as NaN.
 """
 
 from __future__ import annotations
@@ -27,6 +40,8 @@ from geobench_projection.metrics.common import features, finite_or_nan, fixed_in
 class OrbitParams(MetricParams):
     samples: int = Field(128, ge=2, description="training samples N whose orbits are drawn")
     views: int = Field(8, ge=2, description="augmented views K per sample")
+    normalize: bool = Field(False, description="L2-normalise each representation before "
+                            "measuring, as the authors' code does")
 
 
 def orbit_spread(points: Tensor) -> tuple[float, float]:
@@ -48,7 +63,7 @@ def class_separation(points: Tensor, labels: Tensor) -> float:
     mu = (means / counts[:, None])[labels]
     between = (mu - grand).pow(2).sum(-1).mean()
     within = (p - mu).pow(2).sum(-1).mean()
-    return float(between / within)
+    return finite_or_nan(between / within)
 
 
 def draw_orbits(data: Data, augmentation, index: Tensor, k: int,
@@ -64,21 +79,32 @@ def draw_orbits(data: Data, augmentation, index: Tensor, k: int,
     return torch.stack(views, dim=1)
 
 
-def orbit_statistics(z: Tensor, h: Tensor, labels: Tensor) -> dict[str, float]:
-    """Orbit ratios, compression factor and class separations from (N, K, d) backbone and
-    (N, K, m) head points of samples with ``labels`` (N,)."""
+def _quotient(a: float, b: float) -> float:
+    return finite_or_nan(a / b) if b != 0 else float("nan")
+
+
+def orbit_statistics(z: Tensor, h: Tensor, labels: Tensor,
+                     normalize: bool = False) -> dict[str, float]:
+    """Orbit ratios, raw / normalised / scale ratios and class separations from (N, K, d)
+    backbone and (N, K, m) head points of samples with ``labels`` (N,); with ``normalize``
+    each point is L2-normalised first."""
+    if normalize:
+        z = torch.nn.functional.normalize(z.double(), dim=-1)
+        h = torch.nn.functional.normalize(h.double(), dim=-1)
     wb, tb = orbit_spread(z)
     wh, th = orbit_spread(h)
-    rb, rh = wb / tb, wh / th
+    rb, rh = _quotient(wb, tb), _quotient(wh, th)
     y = labels.repeat_interleave(z.shape[1])
     return {"backbone_orbit_ratio": rb, "head_orbit_ratio": rh,
-            "compression": finite_or_nan(rb / rh if rh > 0 else float("inf")),
+            "raw_ratio": _quotient(wb, wh),
+            "normalised_ratio": _quotient(rb, rh),
+            "scale_ratio": _quotient(tb, th),
             "backbone_class_sep": class_separation(z.flatten(0, 1), y),
             "head_class_sep": class_separation(h.flatten(0, 1), y)}
 
 
 class OrbitCompression(Metric):
-    """Orbit ratio in backbone and head space, their quotient, and class separation."""
+    """Orbit spreads in backbone and head space, their ratios, and class separation."""
 
     params: OrbitParams
 
@@ -89,11 +115,11 @@ class OrbitCompression(Metric):
         n, k = views.shape[:2]
         z, h = features(ctx.arm, views.flatten(0, 1))
         labels = ctx.data.train_y[index.to(ctx.data.train_y.device)].long()
-        return orbit_statistics(z.view(n, k, -1), h.view(n, k, -1), labels)
+        return orbit_statistics(z.view(n, k, -1), h.view(n, k, -1), labels, p.normalize)
 
 
 def build_orbit_compression(params: OrbitParams, ctx) -> OrbitCompression:
-    """Within-orbit over total spread in backbone vs head space (compression factor)."""
+    """Orbit spread in backbone vs head space: raw, normalised and scale ratios."""
     return OrbitCompression(params)
 
 
@@ -102,8 +128,14 @@ ORBIT_COMPRESSION_FIELDS = {
                                      "representations (0: orbits collapsed to points)"),
     "head_orbit_ratio": FieldDoc("within-orbit over total spread of head outputs "
                                  "(0: orbits collapsed to points)"),
-    "compression": FieldDoc("backbone orbit ratio over head orbit ratio (> 1: the head "
-                            "shrinks augmentation orbits relative to the data)"),
+    "raw_ratio": FieldDoc("within-orbit spread (variance) of backbone representations over "
+                          "that of head outputs, W_b / W_h (the authors' compression ratio; "
+                          "includes any global change of scale: h = c z gives 1/c^2)"),
+    "normalised_ratio": FieldDoc("backbone orbit ratio over head orbit ratio, "
+                                 "(W_b / T_b) / (W_h / T_h) (> 1: the head shrinks orbits "
+                                 "relative to the data; a global scale cancels)"),
+    "scale_ratio": FieldDoc("total spread of backbone representations over that of head "
+                            "outputs, T_b / T_h (raw_ratio = normalised_ratio x scale_ratio)"),
     "backbone_class_sep": FieldDoc("between-class over within-class mean squared distance "
                                    "of backbone representations"),
     "head_class_sep": FieldDoc("between-class over within-class mean squared distance of "
