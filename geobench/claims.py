@@ -106,7 +106,9 @@ def _matches(value: Any, wanted: Any) -> bool:
 
 def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str | None]]]:
     """The cells some alternative of ``where`` selects, each with the arms it names (None:
-    the metric's own arm), by cell id, in cell order; a unit selected twice counts once."""
+    the metric's own arm), by cell id, in cell order; a unit selected twice counts once.
+    A pair of the ``compare: {key}`` form reads the arms both of its cells were selected
+    with."""
     chosen: dict[str, tuple[Cell, list[str | None]]] = {}
     for cell in cells:
         for where in claim.alternatives:
@@ -139,7 +141,8 @@ def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
         pairs = _pairs(loaded, [c for c, _ in chosen.values()], compare.key, compare.a,
                        compare.b)
         for a, b in pairs:
-            for arm in chosen[(a or b).id][1]:
+            sides = [chosen[c.id][1] for c in (a, b) if c is not None]
+            for arm in [x for x in sides[0] if all(x in side for side in sides)]:
                 va = tally.get(a, arm) if a is not None else _absent(tally)
                 vb = tally.get(b, arm) if b is not None else _absent(tally)
                 tally.add((a or b).trial_seed, va, vb)
@@ -219,9 +222,9 @@ def claims_table(verdicts: list[Verdict]) -> str:
         n = str(v.n) + (f" ({v.pairs} pairs)" if v.pairs != v.n else "") \
             + (f" ({v.excluded} excluded)" if v.excluded else "") \
             + (f" ({v.missing} missing)" if v.missing else "")
-        rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
-                     f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n,
-                     f"**{v.verdict}**"])
+        cells = [f"`{v.claim.id}`", v.claim.source, v.claim.statement,
+                 f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n, f"**{v.verdict}**"]
+        rows.append([c.replace("|", "\\|") for c in cells])  # a '|' would end the cell
     headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n (trial seeds)",
                "verdict"]
     return tabulate(rows, headers=headers, tablefmt="github") + "\n"

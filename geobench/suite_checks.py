@@ -54,10 +54,17 @@ def check_claims(loaded: LoadedSuite) -> None:
             if arm not in arms:
                 raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
                                        f"arms: {', '.join(arms)}")
-        for i, where in enumerate(claim.alternatives):
-            at = loc + (("where", i) if isinstance(claim.where, list) else ("where",))
+        if claim.where == []:
+            raise loaded.fail(loc + ("where",), "a list of 'where' maps needs at least one")
+        for j, where in enumerate(claim.alternatives):
+            at = loc + (("where", j) if isinstance(claim.where, list) else ("where",))
             if not where and isinstance(claim.where, list):
                 raise loaded.fail(at, "an alternative of 'where' needs at least one key")
+            if isinstance(claim.where, list) and len(arms) > 1 and named \
+                    and "arm" not in where and "/" not in claim.metric \
+                    and (claim.compare is None or claim.compare.arm is None):
+                raise loaded.fail(at, f"claim {claim.id!r}: name the arm in every map of "
+                                      f"'where' (arms: {', '.join(arms)})")
             for key in where:
                 if key != "arm":
                     check_key(loaded, at + (key,), key, suite.arms)

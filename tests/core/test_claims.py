@@ -177,6 +177,8 @@ def test_claims_with_unknown_keys_or_arms_are_suite_errors(tmp_path):
         ("{id: a-b, statement: s, metric: m.f, expect: '> 0'}", "claims[0].id"),
         ("{id: a, statement: s, metric: m.f, expect: '> 0', where: [{tags.x: u}, {optimzer.lr: 1}]}",  # noqa: E501
          "claims[0].where[1].optimzer.lr"),
+        ("{id: a, statement: s, metric: m.f, expect: '> 0', where: []}",
+         "claims[0].where: a list of 'where' maps needs at least one"),
         ("{id: a, statement: s, metric: m.f, expect: '> 0', where: [{tags.x: u}, {}]}",
          "claims[0].where[1]: an alternative of 'where' needs at least one key"),
         ("{id: a, statement: s, metric: m.f, expect: 'more'}", "claims[0].expect"),
@@ -228,3 +230,13 @@ def test_a_claim_on_an_unmeasured_metric_or_field_is_a_suite_error(tmp_path):
         claim = f"  - {{id: a, statement: s, metric: {metric}, expect: '> 0'}}"
         with pytest.raises(SuiteError, match=re.escape(f"claims[0].metric: claim 'a': {words}")):
             _suite(tmp_path, claim)
+
+
+def test_a_pipe_in_a_statement_does_not_split_the_table_row():
+    from geobench.claims import Verdict, claims_table
+    from geobench.config import Claim
+
+    claim = Claim(id="k", statement="max|λ(K)| small", metric="m.f", expect="< 1e-9")
+    row = claims_table([Verdict(claim, -1.0, -2.0, -0.5, 5, 5, 0, 0, "holds")]).splitlines()[2]
+    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # 7 cells: 8 unescaped separators
+    assert "max\\|λ(K)\\| small" in row

@@ -26,6 +26,7 @@ no negatives rather than rounding noise.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import torch
@@ -84,9 +85,12 @@ def _summary(op: LinearOperator, p: EffectiveHessianParams, floor: float | None,
 
 def _relative_norm(out: dict[str, float], prefix: str) -> float:
     """max|lambda| of the ``prefix`` operator over max|lambda(H_eff)| (NaN when H_eff = 0)."""
-    norm = max(abs(out[prefix + "lambda_min"]), abs(out[prefix + "lambda_max"]))
-    scale = max(abs(out["lambda_min"]), abs(out["lambda_max"]))
-    return finite_or_nan(norm / scale) if scale > 0 else float("nan")
+    ends = [out[prefix + "lambda_min"], out[prefix + "lambda_max"], out["lambda_min"],
+            out["lambda_max"]]
+    if any(math.isnan(x) for x in ends):
+        return math.nan
+    norm, scale = max(abs(ends[0]), abs(ends[1])), max(abs(ends[2]), abs(ends[3]))
+    return finite_or_nan(norm / scale) if scale > 0 else math.nan
 
 
 class EffectiveHessianMetric(Metric):

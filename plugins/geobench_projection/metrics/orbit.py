@@ -130,7 +130,8 @@ ORBIT_COMPRESSION_FIELDS = {
                                  "(0: orbits collapsed to points)"),
     "raw_ratio": FieldDoc("within-orbit spread (variance) of backbone representations over "
                           "that of head outputs, W_b / W_h (the authors' compression ratio; "
-                          "includes any global change of scale: h = c z gives 1/c^2)"),
+                          "includes the spaces' difference in total spread: without "
+                          "normalize, h = c z gives 1/c^2)"),
     "normalised_ratio": FieldDoc("backbone orbit ratio over head orbit ratio, "
                                  "(W_b / T_b) / (W_h / T_h) (> 1: the head shrinks orbits "
                                  "relative to the data; a global scale cancels)"),
