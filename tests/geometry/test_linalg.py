@@ -106,20 +106,45 @@ def test_invalid_which_is_rejected(known):
 def test_slq_negative_count_and_mass_close_to_exact(known):
     eigenvalues, a = known
     negative = eigenvalues[eigenvalues < 0]
-    count, mass = slq_negative(lambda v: a @ v, 500, zero=1e-10, probes=8, steps=60)
-    assert abs(count - negative.numel()) <= 0.03 * 500
-    assert mass == pytest.approx(float(-negative.sum()), rel=0.1)
+    got = slq_negative(lambda v: a @ v, 500, zero=1e-10, probes=8, steps=60)
+    assert abs(got.count - negative.numel()) <= 0.03 * 500
+    assert got.mass == pytest.approx(float(-negative.sum()), rel=0.1)
+    assert got.unresolved < 1.0  # a gap around 0: the bracket closes
 
 
 def test_slq_negative_with_large_null_space():
-    # half the spectrum exactly 0: the Gauss-Radau node at 0 must absorb it
+    # half the spectrum exactly 0: the Gauss-Radau node at -zero must absorb it
     eigenvalues = torch.cat([
         torch.linspace(-2.0, -0.3, 50), torch.zeros(200), torch.linspace(0.3, 3.0, 150)
     ])
     a = matrix_with_spectrum(eigenvalues, seed=7)
-    count, mass = slq_negative(lambda v: a @ v, 400, zero=1e-9, probes=6, steps=60)
-    assert abs(count - 50) <= 0.03 * 400
-    assert mass == pytest.approx(float(-eigenvalues[:50].sum()), rel=0.1)
+    got = slq_negative(lambda v: a @ v, 400, zero=1e-9, probes=6, steps=60)
+    assert abs(got.count - 50) <= 0.03 * 400
+    assert got.mass == pytest.approx(float(-eigenvalues[:50].sum()), rel=0.1)
+    assert abs(got.unresolved - 200) <= 0.05 * 400  # the null space cannot be signed
+
+
+def test_slq_negative_brackets_unresolvable_eigenvalues_and_is_deterministic():
+    # negatives spread over six decades: those near 0 are below the quadrature's
+    # resolution; count <= exact <= count + unresolved (up to probe noise)
+    gen = torch.Generator().manual_seed(3)
+    magnitudes = 10 ** (-6 * torch.rand(400, generator=gen, dtype=torch.float64))
+    signs = torch.where(torch.rand(400, generator=gen) < 0.3, -1.0, 1.0).double()
+    a = matrix_with_spectrum(signs * magnitudes, seed=9)
+    exact = int((signs < 0).sum())
+    got = slq_negative(lambda v: a @ v, 400, zero=1e-12, probes=8, steps=30, seed=5)
+    assert got.count < 0.9 * exact and got.unresolved > 0.1 * exact
+    assert got.count - 0.05 * 400 <= exact <= got.count + got.unresolved + 0.05 * 400
+    assert slq_negative(lambda v: a @ v, 400, zero=1e-12, probes=8, steps=30, seed=5) == got
+    many = slq_negative(lambda v: a @ v, 400, zero=1e-12, probes=8, steps=200, seed=5)
+    assert many.unresolved < got.unresolved and abs(many.count - exact) < abs(got.count - exact)
+
+
+def test_slq_negative_probe_stops_once_its_bracket_closes(known):
+    _, a = known
+    op = operator(a)
+    got = slq_negative(op.matvec, 500, zero=1e-10, probes=4, steps=400)
+    assert op.matvecs < 4 * 100 and got.unresolved < 0.02 * got.count
 
 
 def test_summary_of_eigenvalues_closed_form():
@@ -154,6 +179,7 @@ def test_summary_lanczos_path_agrees_with_dense_path(known):
     dense = spectrum_summary(operator(a))
     estimate = spectrum_summary(operator(a), dense_threshold=100, probes=8, steps=60)
     assert dense["exact"] == 1.0 and estimate["exact"] == 0.0 and estimate["converged"] == 1.0
+    assert dense["neg_unresolved"] == 0.0 and estimate["neg_unresolved"] < 1.0
     assert dense["matvecs"] == 500.0 and estimate["matvecs"] < 1000
     assert dense["neg_count"] == float((ev < 0).sum())
     assert dense["cond_pos"] == pytest.approx(ev[-1] / ev[ev > 0].min())
