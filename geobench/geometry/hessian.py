@@ -55,24 +55,27 @@ def spectrum_summary(
     - ``cond_pos``: lambda_max / (smallest positive eigenvalue); NaN if none is positive.
     - ``neg_count``, ``neg_mass``: number of eigenvalues < -zero and sum of their |lambda|.
     - ``neg_unresolved``: 0 when exact; for the estimate, the number of eigenvalues it
-      could not sign, so neg_count <= true count <= neg_count + neg_unresolved.
+      could not sign, so neg_count <= true count <= neg_count + neg_unresolved up to the
+      probe noise (standard deviation about sqrt(2 p (1 - p) size / probes) for a fraction
+      p of negatives; each probe's bracket is exact).
     - ``exact``: 1.0 when computed from all eigenvalues, 0.0 for the estimates below;
       ``converged``: whether Lanczos met its tolerance; ``matvecs``: products used.
 
     An operator of size <= ``dense_threshold`` is formed densely (``dense()``: ``size``
     products), symmetrised and solved with ``torch.linalg.eigvalsh`` in float64 (O(size^3);
-    about 10 s at size 4096 on two CPU cores).  Larger ones get ``lanczos`` for the k
-    extreme eigenvalues at both ends.  Then cond_pos is exact when lambda_min > 0 and NaN
-    otherwise (the smallest positive eigenvalue of a singular or indefinite spectrum is
-    interior, beyond an extreme-eigenvalue solver); the negative count and mass are exactly
-    0 when lambda_min >= -zero, otherwise ``slq_negative`` estimates them: ``probes``
-    Rademacher probes of at most ``steps`` Lanczos steps (each stops once its Gauss-Radau
-    bracket closes), so at most probes * steps products.  Its resolution is about
-    max|lambda| / steps: eigenvalues closer to 0 are not counted in neg_count but in
-    neg_unresolved, and for Hessians whose negative eigenvalues spread over many decades
-    below max|lambda| (common here: train-mode BatchNorm heads, trained states) neg_count
-    can be several times smaller than the dense count; raise ``dense_threshold`` where
-    the count matters and the dense path is affordable.
+    seconds to tens of seconds at size 4096 on a CPU, see docs/performance.md). Larger ones
+    get ``lanczos`` for the k extreme eigenvalues at both ends. Then cond_pos is exact when
+    lambda_min > 0 and NaN otherwise (the smallest positive eigenvalue of a singular or
+    indefinite spectrum is interior, beyond an extreme-eigenvalue solver); the negative
+    count and mass are exactly 0 when Lanczos converged with lambda_min >= -zero, otherwise
+    ``slq_negative`` estimates them: ``probes`` Rademacher probes of at most ``steps``
+    Lanczos steps (each stops once its Gauss-Radau bracket closes), so at most probes *
+    steps products. Its resolution is about max|lambda| / steps: eigenvalues closer to 0 are
+    not counted in neg_count but in neg_unresolved, and for Hessians whose negative
+    eigenvalues spread over many decades below max|lambda| (common here: train-mode
+    BatchNorm heads, trained states) neg_count can be several times smaller than the dense
+    count; raise ``dense_threshold`` where the count matters and the dense path is
+    affordable.
     """
     if isinstance(source, LinearOperator):
         before = source.matvecs
@@ -129,7 +132,7 @@ def _lanczos_summary(
     lo, hi = float(result.eigenvalues[0]), float(result.eigenvalues[-1])
     rtol = op.size * torch.finfo(op.dtype).eps if rtol is None else rtol
     zero = max(atol, rtol * max(abs(lo), abs(hi)))
-    if lo >= -zero:
+    if lo >= -zero and result.converged:
         cond_pos = hi / lo if lo > zero else math.nan
         negative = NegativeEstimate(0.0, 0.0, 0.0)
     else:

@@ -87,3 +87,18 @@ def test_samples_takes_the_first_rows_of_each_view():
     b = EffectiveHessianMetric(EffectiveHessianParams(samples=None))(
         metric_context(arm, data, short))
     assert a == b
+
+
+@pytest.mark.parametrize("dense_threshold", [0, 4096])
+def test_relu_head_k_is_zero_with_nothing_unresolved_on_both_paths(dense_threshold):
+    # a ReLU MLP head is piecewise linear in z, so K = 0 exactly (closed form); the dense
+    # path leaves nothing unresolved for any operator
+    head = heads.MLPHeadParams(depth=2, hidden=9, out=5, activation="relu")
+    arm = build_arm(redundancy.build_vicreg, redundancy.VICRegParams(), head)
+    metric = EffectiveHessianMetric(EffectiveHessianParams(samples=None,
+                                                           dense_threshold=dense_threshold))
+    out = metric(metric_context(arm, build_data(), _views(n=6)))
+    assert out["K_lambda_min"] == out["K_lambda_max"] == out["K_rel_norm"] == 0.0
+    assert out["K_neg_count"] == out["K_neg_unresolved"] == 0.0
+    if dense_threshold:
+        assert out["neg_unresolved"] == out["G_neg_unresolved"] == 0.0

@@ -55,6 +55,11 @@ def _check_counts(samples: int) -> None:
         assert exact <= got["neg_count"] + got["neg_unresolved"] + 0.05 * exact, name
 
 
+def test_slq_count_within_ten_percent_near_collapse_1024():
+    _check_counts(samples=32)
+
+
+@pytest.mark.slow
 def test_slq_count_within_ten_percent_near_collapse_2048():
     _check_counts(samples=64)
 
@@ -75,3 +80,6 @@ def test_slq_count_brackets_dense_count_with_batchnorm_head():
         slack = 0.05 * op.size
         assert got["neg_count"] - slack <= exact, name
         assert exact <= got["neg_count"] + got["neg_unresolved"] + slack, name
+        assert got["neg_count"] >= 0.4 * exact, name  # measured: H 429/495, G 67/132, K 489/537
+        if name != "gauss_newton":  # G's null space (hundreds of exact zeros) is unresolved
+            assert got["neg_unresolved"] <= 0.5 * op.size, name

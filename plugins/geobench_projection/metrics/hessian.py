@@ -14,7 +14,8 @@ ends' magnitudes), cond_pos (lambda_max over the smallest positive eigenvalue), 
 and neg_mass (number and summed |lambda| of negative eigenvalues) -- exact from the dense
 matrix up to ``dense_threshold`` entries (default 4096: V*B*d up to 4096 is exact), Lanczos
 / stochastic Lanczos quadrature beyond, where ``neg_unresolved`` bounds what the estimate
-could not sign (true count in [neg_count, neg_count + neg_unresolved]; the estimate is
+could not sign (true count in [neg_count, neg_count + neg_unresolved] up to probe noise,
+about sqrt(2 p (1 - p) size / probes) for a fraction p of negatives; the estimate is
 low when negative eigenvalues lie closer to 0 than the quadrature resolves, e.g. a
 train-mode BN head's G, whose negatives spread over ten decades).
 
@@ -153,7 +154,8 @@ def _spectrum_docs(prefix: str, op: str) -> dict[str, FieldDoc]:
         f"{prefix}neg_mass": FieldDoc(f"summed |lambda| of the negative eigenvalues of {op}"),
         f"{prefix}neg_unresolved": FieldDoc(
             f"eigenvalues of {op} the quadrature estimate could not sign (0 when exact): the "
-            "true negative count lies in [neg_count, neg_count + neg_unresolved]", "count"),
+            "true negative count lies in [neg_count, neg_count + neg_unresolved], up to "
+            "probe noise", "count"),
     }
 
 
