@@ -230,7 +230,8 @@ def _legend(metrics: list[LeaderboardMetric], docs: list[FieldDoc | None]) -> st
     for m, d in zip(metrics, docs):
         meaning, unit, better = (d.description, d.unit or "—", d.direction) if d \
             else ("(not declared)", "—", "diagnostic")
-        lines.append(f"| {m.label or m.key} | `{m.key}` | {meaning} | {unit} | {better} | "
+        label, meaning = ((m.label or m.key).replace("|", "\\|"), meaning.replace("|", "\\|"))
+        lines.append(f"| {label} | `{m.key}` | {meaning} | {unit} | {better} | "
                      f"{m.stat} | {m.agg} |")
     return "\n".join(lines) + "\n"
 

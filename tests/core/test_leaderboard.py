@@ -86,3 +86,17 @@ def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_pa
     acc = [row.split("|")[4].strip() for row in main[2:]]
     assert sum("**" in a for a in acc) == 1  # accuracy has a direction: the best is bold
     assert "### acc0 by trial_seed" in md  # the pivoted detail table
+
+
+def test_a_pipe_in_a_legend_cell_is_escaped():
+    import re
+
+    from geobench.config import LeaderboardMetric
+    from geobench.leaderboard import _legend
+    from geobench.params import FieldDoc
+
+    md = _legend([LeaderboardMetric(key="m.f", label="a|b")],
+                 [FieldDoc("max|x| over y", "count", "higher")])
+    row = md.strip().splitlines()[-1]
+    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # 7 cells
+    assert "a\\|b" in row and "max\\|x\\| over y" in row
