@@ -222,9 +222,20 @@ def claims_table(verdicts: list[Verdict]) -> str:
         n = str(v.n) + (f" ({v.pairs} pairs)" if v.pairs != v.n else "") \
             + (f" ({v.excluded} excluded)" if v.excluded else "") \
             + (f" ({v.missing} missing)" if v.missing else "")
-        cells = [f"`{v.claim.id}`", v.claim.source, v.claim.statement,
-                 f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n, f"**{v.verdict}**"]
-        rows.append([c.replace("|", "\\|") for c in cells])  # a '|' would end the cell
+        rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
+                     f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n,
+                     f"**{v.verdict}**"])
     headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n (trial seeds)",
                "verdict"]
-    return tabulate(rows, headers=headers, tablefmt="github") + "\n"
+    return markdown_table(rows, headers)
+
+
+def md_cell(text: str) -> str:
+    """``text`` safe inside a markdown table cell: a '|' would end the cell."""
+    return text.replace("|", "\\|")
+
+
+def markdown_table(rows: list[list[str]], headers: list[str]) -> str:
+    """A github markdown table of ``rows`` with every cell and header escaped."""
+    return tabulate([[md_cell(c) for c in row] for row in rows],
+                    headers=[md_cell(h) for h in headers], tablefmt="github") + "\n"

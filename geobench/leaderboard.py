@@ -19,10 +19,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tabulate import tabulate
-
 from geobench.api import FieldDoc
-from geobench.claims import claims_table, evaluate
+from geobench.claims import claims_table, evaluate, markdown_table, md_cell
 from geobench.config import LeaderboardMetric, PlotSpec
 from geobench.records import SINGLE_ARM, Cell, Status
 from geobench.registry import Registry
@@ -123,7 +121,7 @@ def _column(values: StoredValues, groups: Groups, metric: LeaderboardMetric,
 
 def _table(headers: list[str], keys: list[tuple], columns: list[list[str]]) -> str:
     body = [[str(v) for v in key] + [col[i] for col in columns] for i, key in enumerate(keys)]
-    return tabulate(body, headers=headers, tablefmt="github") + "\n"
+    return markdown_table(body, headers)
 
 
 def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
@@ -230,9 +228,8 @@ def _legend(metrics: list[LeaderboardMetric], docs: list[FieldDoc | None]) -> st
     for m, d in zip(metrics, docs):
         meaning, unit, better = (d.description, d.unit or "—", d.direction) if d \
             else ("(not declared)", "—", "diagnostic")
-        label, meaning = ((m.label or m.key).replace("|", "\\|"), meaning.replace("|", "\\|"))
-        lines.append(f"| {label} | `{m.key}` | {meaning} | {unit} | {better} | "
-                     f"{m.stat} | {m.agg} |")
+        lines.append(f"| {md_cell(m.label or m.key)} | `{m.key}` | {md_cell(meaning)} | "
+                     f"{unit} | {better} | {m.stat} | {m.agg} |")
     return "\n".join(lines) + "\n"
 
 
