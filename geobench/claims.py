@@ -7,6 +7,8 @@ For each claim the tested quantity ``d`` is, per pair of cells (paired form) or 
   the same value of every other grid key (grid keys zipped with ``key``, or containing it, go
   with it);
 - ``compare: {arm: [a, b]}``: ``value(arm a) - value(arm b)`` within each cell;
+- ``compare: {stat: [a, b]}``: ``stat a - stat b`` of the same series (``[last, first]``:
+  its change over the run), per selected cell and arm;
 - one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``.
 
 With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``);
@@ -72,14 +74,15 @@ class _Tally:
         self.d: dict[int, list[float]] = {}
         self.excluded = self.missing = 0
 
-    def get(self, cell: Cell, arm: str | None) -> float | None:
-        """The claim's value for ``arm`` of ``cell``; None (counted) when unusable."""
+    def get(self, cell: Cell, arm: str | None, stat: str | None = None) -> float | None:
+        """The claim's value (``stat``, default the claim's) for ``arm`` of ``cell``; None
+        (counted) when unusable."""
         status = self.values.status(cell)
         if status == Status.MISSING:
             self.missing += 1
             return None
         value = None if status in BAD else self.values.value(cell, arm, self.claim.metric,
-                                                              self.claim.stat)
+                                                              stat or self.claim.stat)
         if value is None or math.isnan(value) or (self.claim.scale == "log" and value <= 0):
             self.excluded += 1
             return None
@@ -137,6 +140,10 @@ def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
         for cell, _ in chosen.values():
             tally.add(cell.trial_seed, tally.get(cell, compare.arm[0]),
                       tally.get(cell, compare.arm[1]))
+    elif compare.stat is not None:
+        for cell, arms in chosen.values():
+            for arm in arms:
+                tally.add(cell.trial_seed, *(tally.get(cell, arm, s) for s in compare.stat))
     else:
         pairs = _pairs(loaded, [c for c, _ in chosen.values()], compare.key, compare.a,
                        compare.b)

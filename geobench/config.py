@@ -61,6 +61,10 @@ Seeds = Annotated[StrictInt | list[StrictInt], AfterValidator(_trial_seeds)]
 """Trial seeds: a count N (seeds 0..N-1) or a list of distinct non-negative integers."""
 
 
+Stat = Literal["last", "first", "min", "max", "mean"]
+"""Reductions of a run's series (``geobench.values.series_stat``)."""
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -150,7 +154,7 @@ class Profile(Strict):
 class LeaderboardMetric(Strict):
     key: str = Field(description="<metric>.<field>, or <arm>/<metric>.<field>")
     label: str | None = None
-    stat: Literal["last", "first", "min", "max", "mean"] = "last"
+    stat: Stat = "last"
     agg: Literal["mean", "median"] = "mean"
     fmt: str = ".4g"
 
@@ -171,18 +175,22 @@ class LeaderboardSpec(Strict):
 
 class Compare(Strict):
     """The paired form: ``{key, a, b}`` pairs cells that differ only in ``key`` (a grid
-    key); ``{arm: [a, b]}`` pairs two arms of the same cell."""
+    key); ``{arm: [a, b]}`` pairs two arms of the same cell; ``{stat: [a, b]}`` pairs two
+    reductions of the same series (``[last, first]``: the change over the run)."""
 
     key: str | None = Field(None, description="the grid key whose values a and b are compared")
     a: Any = None
     b: Any = None
     arm: list[str] | None = Field(None, min_length=2, max_length=2,
                                   description="two arms of the same cell: [a, b]")
+    stat: list[Stat] | None = Field(None, min_length=2, max_length=2,
+                                    description="two reductions of the same series: [a, b]")
 
     @model_validator(mode="after")
     def _one_form(self) -> Compare:
-        if (self.key is None) == (self.arm is None):
-            raise ValueError("give either 'key' with 'a' and 'b', or 'arm: [a, b]'")
+        if sum(x is not None for x in (self.key, self.arm, self.stat)) != 1:
+            raise ValueError("give one of 'key' with 'a' and 'b', 'arm: [a, b]' or "
+                             "'stat: [a, b]'")
         if self.key is not None and (self.a is None or self.b is None):
             raise ValueError("'key' needs both 'a' and 'b'")
         return self
@@ -195,7 +203,7 @@ class Claim(Strict):
     source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
     statement: str
     metric: str = Field(description="<metric>.<field> or <arm>/<metric>.<field>")
-    stat: Literal["last", "first", "min", "max", "mean"] = "last"
+    stat: Stat = "last"
     where: dict[str, Any] | list[dict[str, Any]] = Field(
         default_factory=dict, description="config values the cells must have (arm: A); a "
         "list value means any of them; a list of such maps means any of the maps")

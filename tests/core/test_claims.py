@@ -149,6 +149,36 @@ def test_where_lists_select_any_value_and_where_maps_are_a_union(tmp_path):
     assert got["paired"].effect == pytest.approx(2.0) and got["paired"].verdict == "holds"
 
 
+def test_stat_pairs_compare_two_reductions_of_one_series(tmp_path):
+    claims = """\
+  - {id: fell, statement: a, metric: nccc.accuracy, compare: {stat: [last, first]},
+     expect: "a < b", where: {optimizer.lr: 0.05, tags.x: u, tags.m: m0}}
+  - {id: fell_log, statement: b, metric: nccc.accuracy, compare: {stat: [last, max]},
+     expect: "a < b", scale: log, where: {optimizer.lr: 0.05, tags.x: u, tags.m: m0}}
+"""
+    loaded, cells = _suite(tmp_path, claims)
+    store = Store(tmp_path / "db.sqlite")
+    for cell in cells:  # series NaN, 8, 4 + s, 2: first (finite) 8, max 8, last 2
+        s = cell.trial_seed
+        series = [("main", "nccc.accuracy", t, v)
+                  for t, v in ((0, math.nan), (10, 8.0), (20, 4.0 + s), (30, 2.0))]
+        store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": 2.0},
+                                     series=series), {})
+    got = _verdicts(loaded, cells, store)
+    assert (got["fell"].n, got["fell"].effect) == (4, pytest.approx(-6.0))
+    assert got["fell"].ci_low == pytest.approx(-6.0) and got["fell"].verdict == "holds"
+    assert got["fell_log"].effect == pytest.approx(math.log(2.0 / 8.0))
+
+
+def test_a_compare_needs_exactly_one_form(tmp_path):
+    bad = """\
+  - {id: two, statement: a, metric: nccc.accuracy, compare: {stat: [last, first],
+     key: optimizer.lr, a: 0.2, b: 0.05}, expect: "a < b"}
+"""
+    with pytest.raises(SuiteError, match="give one of"):
+        _suite(tmp_path, bad)
+
+
 def test_excluded_cells_are_counted_and_few_pairs_are_insufficient(tmp_path):
     claims = """\
   - {id: up, statement: a, metric: nccc.accuracy, compare: {key: optimizer.lr, a: 0.2, b: 0.05},
