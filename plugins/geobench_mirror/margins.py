@@ -29,6 +29,8 @@ class MarginParams(MetricParams):
     max_samples: int | None = Field(
         None, ge=1, description="use the first N training samples (None: all)"
     )
+    late: float = Field(0.5, ge=0, lt=1, description="the late phase: steps from this "
+                                                      "fraction of training on (drawdown)")
 
 
 def _pairs(ctx: MetricContext) -> list:
@@ -44,6 +46,13 @@ class QMargin(Metric):
     margin min_i y_i f_i / ||θ||_2^L.  Also reported: ``gamma_phi`` = min y f / φ_α(θ)^L
     (the horizon-normalised margin, equal to γ_Q for homogeneous potentials),
     ``gamma_l2`` = min y f / ||θ||_2^L and ``min_margin`` = min y f.
+
+    ``drawdown`` = (max_{s ≤ t} γ_Q(s) − γ_Q(t)) / max_{s ≤ t} γ_Q(s), the maximum over the
+    evaluations s of the late phase (steps ≥ ``late`` × total steps) up to now: how far γ_Q
+    has fallen below its best late value (0 while it does not fall; NaN before the late
+    phase and while that maximum is not positive, i.e. the training set is not separated).
+    Its ``max`` over a run is the largest fall of the late phase: under mirror flow γ_Q
+    is (eventually) non-decreasing; finite steps may break that.
     """
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
@@ -57,12 +66,22 @@ class QMargin(Metric):
             q = float(dual_potential(pairs))
             phi = float(horizon(pairs, alpha))
         l2 = math.sqrt(sum(float(p.detach().double().pow(2).sum()) for _, p in pairs))
+        gamma = margin / (alpha * q) ** (L / alpha)
         return {
-            "gamma": margin / (alpha * q) ** (L / alpha),
+            "gamma": gamma,
             "gamma_phi": margin / phi**L,
             "gamma_l2": margin / l2**L,
             "min_margin": margin,
+            "drawdown": self._drawdown(ctx, gamma),
         }
+
+    def _drawdown(self, ctx: MetricContext, gamma: float) -> float:
+        start = self.params.late * ctx.total_steps
+        if ctx.step < start:
+            return math.nan
+        late = [v for step, v in ctx.history.get("gamma", []) if step >= start] + [gamma]
+        best = max(late)
+        return (best - gamma) / best if best > 0 else math.nan
 
 
 Q_MARGIN_FIELDS = {
@@ -71,6 +90,8 @@ Q_MARGIN_FIELDS = {
     "gamma_phi": FieldDoc("horizon-normalised margin min_i y_i f(x_i) / phi_alpha(theta)^L"),
     "gamma_l2": FieldDoc("L2-normalised margin min_i y_i f(x_i) / ||theta||_2^L"),
     "min_margin": FieldDoc("unnormalised smallest signed training margin min_i y_i f(x_i)"),
+    "drawdown": FieldDoc("late phase: (best gamma_Q so far - gamma_Q) / best, the relative "
+                         "fall below the running maximum (0: not falling)", "fraction", "lower"),
 }
 
 

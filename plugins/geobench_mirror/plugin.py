@@ -68,6 +68,7 @@ def _metric(cls):
 def register_metrics(register):
     from geobench.params import MetricParams
     from geobench_mirror.balance import BALANCE_FIELDS, Balance
+    from geobench_mirror.distance import DISTANCE_FIELDS, ReferenceDistance
     from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
     from geobench_mirror.margins import (
         ALIGNMENT_TIME_FIELDS,
@@ -101,6 +102,8 @@ def register_metrics(register):
              doc=AlignmentTime.__doc__, fields=ALIGNMENT_TIME_FIELDS)
     register("balance", _metric(Balance), params=MetricParams, doc=Balance.__doc__,
              fields=BALANCE_FIELDS)
+    register("distance_to_reference", _metric(ReferenceDistance), params=MetricParams,
+             doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS)
     register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__,
              fields=KKT_RESIDUAL_FIELDS)
     register("active_neurons", _metric(ActiveNeurons), params=ActiveParams,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -161,3 +162,22 @@ def test_alignment_time_ratio_and_first_step():
     assert out["aligned"] == 0.0 and out["step"] == 40.0  # the first time is kept
     euclid = metric(context(arm, data, {"name": "sgd", "lr": 0.1}, step=0, history={}))
     assert euclid["ratio"] == pytest.approx(1.0, rel=1e-12) and euclid["step"] == 0.0
+
+
+def test_drawdown_is_the_fall_below_the_late_running_maximum():
+    arm, data = make_arm([4, 6, 1]), teacher_data()
+    f = torch.as_tensor(numpy_forward(arm, data.train_x.numpy())[:, 0])
+    keep = f.abs() > 1e-3  # the arm's own labels where it is not 0: separated
+    data = dataclasses.replace(data, train_x=data.train_x[keep], train_y=(f[keep] > 0).long())
+    metric = QMargin(MarginParams(late=0.5))  # total_steps 100: the late phase is step ≥ 50
+    gamma = metric(context(arm, data, {"name": "sgd", "lr": 0.1}))["gamma"]
+    assert gamma > 0
+    # earlier late values 2γ (step 50) and 4γ (step 60), an early 10γ (step 10, ignored)
+    history = {"gamma": [(10, 10 * gamma), (50, 2 * gamma), (60, 4 * gamma)]}
+    out = metric(context(arm, data, {"name": "sgd", "lr": 0.1}, step=70, history=history))
+    assert out["drawdown"] == pytest.approx(0.75, rel=1e-12)  # (4γ − γ) / 4γ
+    history = {"gamma": [(50, 0.5 * gamma)]}
+    out = metric(context(arm, data, {"name": "sgd", "lr": 0.1}, step=70, history=history))
+    assert out["drawdown"] == 0.0  # a new maximum
+    early = metric(context(arm, data, {"name": "sgd", "lr": 0.1}, step=49))
+    assert math.isnan(early["drawdown"])
