@@ -136,8 +136,9 @@ NEURON_HISTOGRAM_FIELDS = {
 
 class PruningParams(MetricParams):
     fractions: list[float] = Field(
-        [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
-        description="fractions of the trained weights set to zero",
+        [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99],
+        description="fractions of the trained weights set to zero (default: 0-90% by 10, "
+                    "95%, 99%)",
     )
 
 

@@ -1,11 +1,14 @@
-"""Histogram of effective neuron weights per arm, from a suite's stored results.
+"""Histogram of effective neuron weights and pruning curves per arm, from stored results.
 
     python -m geobench_mirror.report suites/mirror_flow.yaml \\
         [--profile smoke] [--store results/geobench.sqlite] [--out leaderboards/<suite>_neurons.png]
 
-Reads the final ``neuron_histogram.bin_<i>`` values of every finished cell, averages them
-over seeds, and draws one panel per combination of the varied settings (seed excluded),
-one line per arm.  The bin edges are those of the ``neuron_histogram`` metric in the suite.
+Reads the final ``neuron_histogram.bin_<i>`` and ``pruning_curve.acc_<percent>`` values of
+every finished cell, averages them over seeds, and draws one panel per combination of the
+varied settings (seed excluded), one line per arm: the histogram (bin edges those of the
+suite's ``neuron_histogram``) to ``--out`` and the test accuracy against the pruned share
+(the levels of the suite's ``pruning_curve``) beside it, ``<out stem>`` with ``neurons``
+replaced by ``pruning``.
 """
 
 from __future__ import annotations
@@ -21,42 +24,53 @@ from geobench.plugins import registry
 from geobench.records import metric_key
 from geobench.store import Store
 from geobench.suite import expand, load_suite
-from geobench_mirror.neurons import HistogramParams
+from geobench_mirror.neurons import HistogramParams, PruningParams
 
 KEY = "neuron_histogram"
+PRUNING = "pruning_curve"
+
+
+def _params(cell_arms: dict, name: str, model):
+    spec = next(m for m in next(iter(cell_arms.values()))["metrics"] if m["name"] == name)
+    return model.model_validate({k: v for k, v in spec.items() if k not in ("name", "id")})
 
 
 def _edges(cell_arms: dict) -> np.ndarray:
-    spec = next(m for m in next(iter(cell_arms.values()))["metrics"] if m["name"] == KEY)
-    params = HistogramParams.model_validate({k: v for k, v in spec.items()
-                                             if k not in ("name", "id")})
+    params = _params(cell_arms, KEY, HistogramParams)
     return np.logspace(np.log10(params.low), 0.0, params.bins + 1)
 
 
-def collect(suite_path: str, profile: str, store_path: str):
-    """{panel label: {arm: mean bin fractions}} and the bin edges."""
+def _percents(cell_arms: dict) -> list[int]:
+    return [round(100 * f) for f in _params(cell_arms, PRUNING, PruningParams).fractions]
+
+
+def collect(suite_path: str, profile: str, store_path: str, metric: str = KEY):
+    """{panel label: {arm: mean over seeds of the metric's vector}} and its x values (the
+    histogram's bin edges, or the pruning curve's percentages)."""
     cells = expand(load_suite(suite_path), registry(), profile)
     stored = Store(store_path).cells([c.id for c in cells])
     values: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
-    edges = None
+    xs = None
     for cell in cells:
         row = stored.get(cell.id)
         if row is None or row["status"] != "complete":
             continue
-        edges = _edges(cell.arms) if edges is None else edges
+        if xs is None:
+            xs = _edges(cell.arms) if metric == KEY else np.array(_percents(cell.arms))
+        fields = ([f"bin_{i}" for i in range(len(xs) - 1)] if metric == KEY
+                  else [f"acc_{p}" for p in xs])
         panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items()
                           if k != "trial_seed") or "all cells"
         for arm in cell.arms:
-            bins = [row["metrics"].get(metric_key(arm, f"{KEY}.bin_{i}"))
-                    for i in range(len(edges) - 1)]
-            if None not in bins:
-                values[panel][arm].append(np.array(bins))
+            vector = [row["metrics"].get(metric_key(arm, f"{metric}.{f}")) for f in fields]
+            if None not in vector:
+                values[panel][arm].append(np.array(vector))
     means = {panel: {arm: np.mean(v, axis=0) for arm, v in arms.items()}
              for panel, arms in values.items()}
-    return means, edges
+    return means, xs
 
 
-def plot(means: dict, edges: np.ndarray, title: str, out: Path) -> None:
+def plot(means: dict, xs: np.ndarray, title: str, out: Path, metric: str = KEY) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -66,12 +80,19 @@ def plot(means: dict, edges: np.ndarray, title: str, out: Path) -> None:
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False,
                              sharey=True)
     for ax, panel in zip(axes[0], panels, strict=True):
-        for arm, fractions in means[panel].items():
-            ax.stairs(fractions, edges, label=arm, lw=1.6)
-        ax.set_xscale("log")
-        ax.set_xlabel("effective weight / layer max  (bin 0 includes all below)")
+        for arm, vector in means[panel].items():
+            if metric == KEY:
+                ax.stairs(vector, xs, label=arm, lw=1.6)
+            else:
+                ax.plot(xs, vector, marker=".", label=arm, lw=1.4)
+        if metric == KEY:
+            ax.set_xscale("log")
+            ax.set_xlabel("effective weight / layer max  (bin 0 includes all below)")
+        else:
+            ax.set_xlabel("weights pruned (%, global magnitude)")
         ax.set_title(panel, fontsize=9)
-    axes[0][0].set_ylabel("fraction of hidden units (mean over seeds)")
+    axes[0][0].set_ylabel("fraction of hidden units (mean over seeds)" if metric == KEY
+                          else "test accuracy (mean over seeds)")
     axes[0][-1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -97,6 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     n = statistics.fmean(len(v) for v in means.values())
     plot(means, edges, f"{name} ({args.profile}): effective neuron weights per arm", out)
     print(f"wrote {out} ({len(means)} panels, {n:g} arms each)")
+    curves, percents = collect(args.suite, args.profile, args.store, PRUNING)
+    if curves:
+        pruning = out.with_name(out.name.replace("neurons", "pruning"))
+        if pruning == out:
+            pruning = out.with_name(f"{out.stem}_pruning{out.suffix}")
+        plot(curves, percents, f"{name} ({args.profile}): test accuracy under magnitude "
+             "pruning", pruning, PRUNING)
+        print(f"wrote {pruning}")
     return 0
 
 

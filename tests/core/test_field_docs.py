@@ -44,7 +44,7 @@ def test_directions_as_declared() -> None:
     assert reg.get("metrics", "pruning_curve").field_doc("acc_50").direction == "higher"
     assert reg.get("metrics", "linear_probe").field_doc("accuracy").direction == "higher"
     assert reg.get("metrics", "eval_loss").field_doc("value").direction == "lower"
-    assert reg.get("metrics", "kkt_residual").field_doc("residual").direction == "lower"
+    assert reg.get("metrics", "kkt_residual").field_doc("residual_min").direction == "lower"
     assert reg.get("metrics", "effective_hessian").field_doc("K_lambda_min").direction == (
         "diagnostic")
     assert reg.get("metrics", "balance").field_doc("drift").direction == "diagnostic"

@@ -26,11 +26,12 @@ base:
     - {name: alignment_time, every: 20}
     - {name: balance, every: 20}
     - {name: horizon}
-    - {name: kkt_residual, delta: 0.5}
+    - {name: kkt_residual, deltas: [0.01, 0.5]}
     - {name: active_neurons}
     - {name: sparsity}
     - {name: neuron_histogram, bins: 4}
     - {name: pruning_curve, fractions: [0.0, 0.5]}
+    - {name: distance_to_reference, every: 20}
 arms:
   gd: {optimizer: {mirror_map: {name: euclidean}}}
   hyp: {optimizer: {lr: 1.0, mirror_map: {name: hypentropy, lam: 0.05}}}
@@ -64,8 +65,13 @@ def test_tiny_suite_runs_and_reports(tmp_path):
         bins = [finals[f"{arm}/neuron_histogram.bin_{i}"] for i in range(4)]
         assert sum(bins) == pytest.approx(1.0)
     assert finals["gd/alignment_time.ratio"] == pytest.approx(1.0)
+    for arm in ("hyp", "layered"):  # measured against the first arm, gd
+        assert 0 < finals[f"gd~{arm}/distance_to_reference.relative"] < 2
+        assert 0 <= finals[f"gd~{arm}/distance_to_reference.agreement"] <= 1
+    assert "gd/distance_to_reference.relative" not in finals
     assert "pruning_curve.acc_50" in board.read_text()
 
     out = tmp_path / "hist.png"
     assert report.main([str(suite), "--store", str(store), "--out", str(out)]) == 0
     assert out.stat().st_size > 0
+    assert (tmp_path / "hist_pruning.png").stat().st_size > 0
