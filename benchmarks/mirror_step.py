@@ -1,7 +1,8 @@
 """Optimizer step time: MirrorDescent (hypentropy, pnorm, ...) vs torch.optim.SGD.
 
-Every optimizer steps the parameters of the same model (a bias-free ReLU MLP, or a
-bias-free VGG-16 with ``--model vgg16``) with the same fixed gradients; only
+Every optimizer steps its own copy of the parameters of the same model (a bias-free ReLU
+MLP, a bias-free VGG-16 with ``--model vgg16``, timm's ResNet-18 with ``--model
+resnet18``, 11.69 M parameters, no download) with the same fixed gradients; only
 ``optimizer.step()`` is timed.  Baselines measured in the same run:
 
 - ``sgd``: ``torch.optim.SGD`` (foreach implementation, the PyTorch default);
@@ -10,9 +11,15 @@ bias-free VGG-16 with ``--model vgg16``) with the same fixed gradients; only
 
 Prints ms per step and the ratio to SGD (and, for scale, one forward + backward pass of the
 model on a batch of 256); repeats alternate between the optimizers so that machine noise
-hits all alike, and the median is reported.
+hits all alike, and the median is reported.  One thread unless ``--threads`` says otherwise.
+
+``--json`` prints one JSON object instead, ``{"params": N, "sgd_ms": x, "ratio": {"<map>":
+MirrorDescent ms / SGD ms, ...}}`` for the maps euclidean, hypentropy(0.1), pnorm(3) and
+shifted_pnorm(3, 0.1), without the loop baseline and the forward + backward pass; its
+default model is resnet18.  ``--compile`` times ``MirrorDescent(compile=True)``.
 
     OMP_NUM_THREADS=1 python benchmarks/mirror_step.py              # MLP 4 x 256, CPU
+    OMP_NUM_THREADS=1 python benchmarks/mirror_step.py --json       # ResNet-18, JSON
     python benchmarks/mirror_step.py --big                          # MLP 8 x 2048
     python benchmarks/mirror_step.py --model vgg16 --device cuda
 """
@@ -20,12 +27,22 @@ hits all alike, and the median is reported.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
+from collections.abc import Callable
 
 import torch
 from geobench_mirror import MirrorDescent, maps
-from torch import nn
+from torch import Tensor, nn
+
+LR = 1e-3
+MAPS = {
+    "euclidean": maps.euclidean(),
+    "hypentropy": maps.hypentropy(0.1),
+    "pnorm3": maps.pnorm(3.0),
+    "shifted_pnorm": maps.shifted_pnorm(3.0, 0.1),
+}
 
 
 class LoopHypentropy(torch.optim.Optimizer):
@@ -57,6 +74,20 @@ def vgg16() -> nn.Module:
     return HomogeneousVGG16(3, 32, 10, VGGParams())
 
 
+def resnet18() -> nn.Module:
+    import timm
+
+    return timm.create_model("resnet18", pretrained=False)
+
+
+def copy_params(params: list[Tensor]) -> list[Tensor]:
+    """A copy of the parameters sharing their gradients (each optimizer steps its own)."""
+    copies = [nn.Parameter(p.detach().clone()) for p in params]
+    for c, p in zip(copies, params, strict=True):
+        c.grad = p.grad
+    return copies
+
+
 def time_steps(opt: torch.optim.Optimizer, steps: int, device: torch.device) -> float:
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -68,59 +99,85 @@ def time_steps(opt: torch.optim.Optimizer, steps: int, device: torch.device) -> 
     return 1e3 * (time.perf_counter() - start) / steps
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", choices=["mlp", "vgg16"], default="mlp")
-    ap.add_argument("--big", action="store_true", help="MLP 8 x 2048 instead of 4 x 256")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--steps", type=int, default=50, help="steps per timed repeat")
-    ap.add_argument("--repeats", type=int, default=7)
-    args = ap.parse_args()
-    device = torch.device(args.device)
-    model = vgg16() if args.model == "vgg16" else mlp(8, 2048) if args.big else mlp(4, 256)
-    params = list(model.to(device).parameters())
-    for p in params:  # small fixed gradients: the parameters stay in range over all steps
-        p.grad = 1e-6 * torch.randn_like(p)
-    n = sum(p.numel() for p in params)
-    print(f"{args.model}{' (big)' if args.big else ''} on {device}: {len(params)} tensors, "
-          f"{n / 1e6:.2f} M parameters, {args.steps} steps x {args.repeats} repeats")
-
-    lr = 1e-3
-    optimizers = {
-        "sgd": torch.optim.SGD(params, lr=lr),
-        "mirror euclidean": MirrorDescent(params, lr=lr, mirror_map=maps.euclidean()),
-        "mirror hypentropy": MirrorDescent(params, lr=lr, mirror_map=maps.hypentropy(0.1)),
-        "mirror pnorm(3)": MirrorDescent(params, lr=lr, mirror_map=maps.pnorm(3.0)),
-        "mirror shifted_pnorm(3, 0.1)": MirrorDescent(params, lr=lr,
-                                                      mirror_map=maps.shifted_pnorm(3.0, 0.1)),
-        "loop hypentropy": LoopHypentropy(params, lr=lr, lam=0.1),
-    }
+def median_times(optimizers: dict[str, torch.optim.Optimizer], steps: int, repeats: int,
+                 device: torch.device) -> dict[str, float]:
+    """Median ms per step of each optimizer over alternating repeats (after a warm-up)."""
     for opt in optimizers.values():  # warm up (allocates the dual variables)
         time_steps(opt, 2, device)
     times: dict[str, list[float]] = {name: [] for name in optimizers}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for name, opt in optimizers.items():
-            times[name].append(time_steps(opt, args.steps, device))
-    batch = torch.randn(256, 3, 32, 32) if args.model == "vgg16" else torch.randn(256, 256)
-    batch = batch.to(device)
-    fwd_bwd = []
+            times[name].append(time_steps(opt, steps, device))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def forward_backward_ms(model: nn.Module, batch: Tensor, device: torch.device) -> float:
+    values = []
     for _ in range(3):
         start = time.perf_counter()
         model(batch).square().mean().backward()
         if device.type == "cuda":
             torch.cuda.synchronize()
-        fwd_bwd.append(1e3 * (time.perf_counter() - start))
-    base = statistics.median(times["sgd"])
-    print(f"{'optimizer':30s} {'ms/step':>9s} {'x SGD':>7s}")
-    for name, values in times.items():
-        ms = statistics.median(values)
-        print(f"{name:30s} {ms:9.3f} {ms / base:7.2f}")
-    ms = statistics.median(fwd_bwd)
-    print(f"{'(forward + backward, batch 256)':30s} {ms:9.3f} {ms / base:7.2f}")
-    loop = statistics.median(times["loop hypentropy"])
-    vec = statistics.median(times["mirror hypentropy"])
-    print(f"vectorised hypentropy vs per-tensor loop: {loop / vec:.2f}x faster")
+        values.append(1e3 * (time.perf_counter() - start))
+    return statistics.median(values)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", choices=["mlp", "vgg16", "resnet18"],
+                    help="default: mlp, or resnet18 with --json")
+    ap.add_argument("--big", action="store_true", help="MLP 8 x 2048 instead of 4 x 256")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
+    ap.add_argument("--steps", type=int, help="steps per timed repeat (default 50, 10 for "
+                                              "vgg16 and resnet18)")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--compile", action="store_true",
+                    help="MirrorDescent(compile=True) (compiles during the warm-up)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (see above)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    name = args.model or ("resnet18" if args.json else "mlp")
+    steps = args.steps or (50 if name == "mlp" else 10)
+    device = torch.device(args.device)
+    builders: dict[str, Callable[[], nn.Module]] = {
+        "mlp": lambda: mlp(8, 2048) if args.big else mlp(4, 256),
+        "vgg16": vgg16, "resnet18": resnet18}
+    torch.manual_seed(0)
+    model = builders[name]().to(device)
+    params = list(model.parameters())
+    for p in params:  # small fixed gradients: the parameters stay in range over all steps
+        p.grad = 1e-6 * torch.randn_like(p)
+    n = sum(p.numel() for p in params)
+
+    optimizers: dict[str, torch.optim.Optimizer] = {
+        "sgd": torch.optim.SGD(copy_params(params), lr=LR)}
+    for key, mirror_map in MAPS.items():
+        optimizers[key] = MirrorDescent(copy_params(params), lr=LR, mirror_map=mirror_map,
+                                        compile=args.compile)
+    if not args.json:
+        optimizers["loop hypentropy"] = LoopHypentropy(copy_params(params), lr=LR, lam=0.1)
+    ms = median_times(optimizers, steps, args.repeats, device)
+    base = ms["sgd"]
+    if args.json:
+        ratio = {key: round(ms[key] / base, 3) for key in MAPS}
+        print(json.dumps({"params": n, "sgd_ms": round(base, 3), "ratio": ratio}))
+        return
+
+    print(f"{name}{' (big)' if args.big else ''} on {device}, {args.threads} thread(s)"
+          f"{', compiled' if args.compile else ''}: "
+          f"{len(params)} tensors, {n / 1e6:.2f} M parameters, "
+          f"{steps} steps x {args.repeats} repeats")
+    print(f"{'optimizer':38s} {'ms/step':>9s} {'x SGD':>7s}")
+    for key, value in ms.items():
+        label = f"mirror {MAPS[key]!r}" if key in MAPS else key
+        print(f"{label:38s} {value:9.3f} {value / base:7.2f}")
+    shape = (256, 256) if name == "mlp" else (256, 3, 32, 32)
+    fwd_bwd = forward_backward_ms(model, torch.randn(shape, device=device), device)
+    print(f"{'(forward + backward, batch 256)':38s} {fwd_bwd:9.3f} {fwd_bwd / base:7.2f}")
+    print("vectorised hypentropy vs per-tensor loop: "
+          f"{ms['loop hypentropy'] / ms['hypentropy']:.2f}x faster")
 
 
 if __name__ == "__main__":

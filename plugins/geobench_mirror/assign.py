@@ -28,6 +28,8 @@ class MirrorDescentParams(Params):
 
     lr: float = Field(..., gt=0, description="step size η (the engine may rescale it)")
     weight_decay: float = Field(0.0, ge=0, description="adds wd·θ to the gradient")
+    compile: bool = Field(False, description="fuse each tensor's update with torch.compile "
+                                             "(compiles at the first step)")
     mirror_map: dict[str, Any] | None = Field(
         None, description="one map for every parameter, {name: ..., **params} "
         "(default: euclidean)"

@@ -6,7 +6,8 @@ the caller.  ``grad_Q`` is the inverse of ``grad_R``, so mirror descent reads
 φ_α(θ) = lim_{η→0} η (α Σ Q(∇R(θ/η)))^{1/α} and ``horizon`` its closed form, where known.
 
 A new map needs only the four elementwise functions; ``alpha`` and ``horizon`` are
-optional (without ``horizon`` the metrics take the η → 0 limit numerically).  See
+optional (without ``horizon`` the metrics take the η → 0 limit numerically), and so is
+``grad_Q_into``, the in-place ∇Q the optimizer calls (by default a copy of ``grad_Q``).  See
 docs/mirror_flow.md for a complete third-party map registered from its own package.
 """
 
@@ -45,6 +46,15 @@ class MirrorMap(abc.ABC):
     def Q(self, u: Tensor) -> Tensor:
         """Convex conjugate Q(u) = sup_θ θu − R(θ), elementwise."""
 
+    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
+        """Write ∇Q(u) into ``out`` (same shape, dtype and device, not overlapping u).
+
+        ``MirrorDescent`` calls it on chunks of its dual buffer with ``out`` the parameters'
+        memory.  The default copies ``grad_Q(u)``; the built-in maps override it with the
+        same arithmetic done in place (at most one temporary the size of u).
+        """
+        return out.copy_(self.grad_Q(u))
+
     def horizon(self, theta: Tensor) -> Tensor:
         """Closed-form horizon φ_α(θ) of the whole tensor (a scalar)."""
         raise NotImplementedError(f"mirror map {self!r} has no closed-form horizon")
@@ -80,6 +90,9 @@ class Euclidean(MirrorMap):
 
     def grad_Q(self, u: Tensor) -> Tensor:
         return u
+
+    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
+        return out.copy_(u)
 
     def Q(self, u: Tensor) -> Tensor:
         return 0.5 * u * u
@@ -133,6 +146,15 @@ class Hypentropy(MirrorMap):
         a.add_(math.log(self.lam / 2.0)).exp_()
         return torch.where(big, a, out, out=out).copysign_(u)
 
+    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
+        # grad_Q's arithmetic, with m + m/(m+1) as one addcdiv; |u| > 20 is rare and goes
+        # through grad_Q, and so does any non-CPU tensor (testing for it would synchronise)
+        a = torch.abs(u, out=out)
+        if not u.is_cpu or a.max() > _BIG:
+            return out.copy_(self.grad_Q(u))
+        m = a.expm1_()
+        return m.addcdiv_(m, m + 1.0).mul_(self.lam / 2.0).copysign_(u)
+
     def Q(self, u: Tensor) -> Tensor:
         small = self.lam * torch.cosh(u.clamp(-_BIG, _BIG))
         return torch.where(u.abs() <= _BIG, small, _scaled_exp_half(u, self.lam))
@@ -172,6 +194,9 @@ class PNorm(MirrorMap):
 
     def grad_Q(self, u: Tensor) -> Tensor:
         return u.abs().pow_(1.0 / (self.p - 1.0)).copysign_(u)
+
+    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
+        return torch.abs(u, out=out).pow_(1.0 / (self.p - 1.0)).copysign_(u)
 
     def Q(self, u: Tensor) -> Tensor:
         q = self.p / (self.p - 1.0)
@@ -244,6 +269,11 @@ class ShiftedPNorm(MirrorMap):
     def grad_Q(self, u: Tensor) -> Tensor:
         y = u.abs() / self._c
         return _pow1p_minus_one(y, 1.0 / (self.p - 1.0)).mul_(self.lam).copysign_(u)
+
+    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
+        y = torch.abs(u, out=out).div_(self._c)
+        y.log1p_().mul_(1.0 / (self.p - 1.0)).expm1_()
+        return y.mul_(self.lam).copysign_(u)
 
     def Q(self, u: Tensor) -> Tensor:
         q = self.p / (self.p - 1.0)

@@ -18,13 +18,33 @@ counter, e.g. ``load_state_dict`` on the model or an in-place edit under ``no_gr
 its dual variable is re-derived from the new θ.  Writes through ``.data`` bypass the
 version counter and are not seen.
 
-The maps are evaluated on one flat tensor per (device, dtype) bucket of a group (a
-concatenation), so the cost is a few vectorised kernels per step, not per parameter.
+Flat buffers.  The parameters of a group that have a dual variable are bucketed by
+(device, dtype), and a bucket keeps their duals in one flat buffer; ``state[p]["dual"]``
+is a view into it, so ``state_dict`` still holds one dual per parameter, and a dual put
+into the state from outside (``load_state_dict``) is copied into the buffer at the next
+step.  Besides the map's own arithmetic, a step costs memory traffic and per-call
+overhead, hence no concatenation and no parameter-sized temporaries.  On CPU a large parameter is
+processed in chunks of ``_CHUNK`` elements: each chunk of u is updated and mapped
+(``MirrorMap.grad_Q_into``, writing θ straight into the parameter's memory) while it is
+in cache, so a map's several elementwise passes touch main memory about once.  The other
+parameters (small or non-contiguous) lie together at the front of the buffer and are
+mapped in runs of at most one chunk into a scratch buffer, then copied out: a few calls
+per run, not per parameter.  On other devices a bucket is one run (few, large kernels).
+
+``compile=True`` instead runs the update of each tensor through ``torch.compile``: one
+fused loop that reads u, g and writes u, θ once, so the map's arithmetic overlaps the
+memory traffic.  It pays off for cheap maps (ResNet-18 on one CPU thread: pnorm(3) 1.7x
+an SGD step instead of 4x, euclidean 1.45x instead of 2x) and little or nothing for the
+transcendental ones (expm1 dominates); it compiles at the first step (tens of seconds on
+CPU) and again for every new map, set of parameter shapes or weight decay.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable, Iterable
+from itertools import accumulate
 from typing import Any
 
 import torch
@@ -33,13 +53,100 @@ from torch.optim import Optimizer
 
 from geobench_mirror.maps import Euclidean, MirrorMap
 
+_CHUNK = 1 << 18  # elements per chunk on CPU: a chunk and its temporaries stay in cache
+
+
+class _Bucket:
+    """The parameters of one group on one (device, dtype), their duals in one buffer.
+
+    ``direct``: indices of the large contiguous parameters, mapped chunk by chunk into
+    their own memory.  ``runs``: (start, stop, indices) of the others, whole parameters
+    laid out first in ``flat`` and mapped into ``outs`` (views of ``scratch``).
+    """
+
+    def __init__(self, params: list[Tensor]) -> None:
+        self.params = params
+        self.chunk = _CHUNK if params[0].is_cpu else math.inf
+        sizes = [p.numel() for p in params]
+        self.direct = [i for i, p in enumerate(params)
+                       if p.is_contiguous() and sizes[i] >= self.chunk / 4]
+        packed = [i for i in range(len(params)) if i not in set(self.direct)]
+        order = packed + self.direct
+        offsets = dict(zip(order, accumulate((sizes[i] for i in order), initial=0),
+                           strict=False))
+        self.flat = torch.zeros(sum(sizes), dtype=params[0].dtype, device=params[0].device)
+        self.duals = [self.flat[offsets[i]:offsets[i] + sizes[i]].view(p.shape)
+                      for i, p in enumerate(params)]
+        self.chunks = {i: self.duals[i].view(-1).split(self.chunk) for i in self.direct}
+        self.runs: list[tuple[int, int, list[int]]] = []
+        for i in packed:
+            stop = offsets[i] + sizes[i]
+            if self.runs and stop - self.runs[-1][0] <= self.chunk:
+                start, _, run = self.runs[-1]
+                self.runs[-1] = start, stop, [*run, i]
+            else:
+                self.runs.append((offsets[i], stop, [i]))
+        largest = [stop - start for start, stop, _ in self.runs]
+        largest += [min(sizes[i], self.chunk) for i in self.direct]
+        self.scratch = self.flat.new_empty(max(largest))
+        self.outs = {i: self.scratch[offsets[i] - start:offsets[i] - start + sizes[i]]
+                     .view(params[i].shape) for start, _, run in self.runs for i in run}
+
+    def step(self, grads: list[Tensor | None], mirror_map: MirrorMap, lr: float,
+             wd: float) -> None:
+        """u ← u − η(g + wd·θ), θ ← ∇Q(u) for the parameters whose gradient is not None."""
+        for start, stop, run in self.runs:
+            run = [i for i in run if grads[i] is not None]
+            if not run or start == stop:
+                continue
+            params = [self.params[i] for i in run]
+            g = [grads[i] for i in run]
+            if wd != 0:
+                g = torch._foreach_add(g, params, alpha=wd)
+            torch._foreach_add_([self.duals[i] for i in run], g, alpha=-lr)
+            mirror_map.grad_Q_into(self.flat[start:stop], self.scratch[:stop - start])
+            torch._foreach_copy_(params, [self.outs[i] for i in run])
+        for i in self.direct:
+            if grads[i] is None:
+                continue
+            thetas = self.params[i].view(-1).split(self.chunk)
+            for u, theta, g in zip(self.chunks[i], thetas,
+                                   grads[i].reshape(-1).split(self.chunk), strict=True):
+                if wd != 0:
+                    g = torch.add(g, theta, alpha=wd, out=self.scratch[:g.numel()])
+                mirror_map.grad_Q_into(u.add_(g, alpha=-lr), theta)
+
+    def step_compiled(self, grads: list[Tensor | None], mirror_map: MirrorMap, lr: float,
+                      wd: float) -> None:
+        """The same update, per tensor, through ``torch.compile`` (one fused loop each)."""
+        live = [i for i, g in enumerate(grads) if g is not None]
+        if live:
+            _compiled_update()([self.duals[i] for i in live], [grads[i] for i in live],
+                               [self.params[i] for i in live], mirror_map.grad_Q,
+                               self.flat.new_tensor(lr), wd)
+
+
+def _per_tensor_update(duals: list[Tensor], grads: list[Tensor], params: list[Tensor],
+                       grad_Q: Callable[[Tensor], Tensor], lr: Tensor, wd: float) -> None:
+    for u, g, theta in zip(duals, grads, params, strict=True):
+        u.sub_(lr * (g.add(theta, alpha=wd) if wd != 0 else g))
+        theta.copy_(grad_Q(u))
+
+
+@functools.cache
+def _compiled_update() -> Callable[..., None]:
+    # lr is a tensor so that a new learning rate does not recompile; wd is specialised
+    return torch.compile(_per_tensor_update)
+
 
 class MirrorDescent(Optimizer):
-    """Mirror descent ∇R(θ⁺) = ∇R(θ) − η∇L(θ) with a separable mirror map per group.
+    """Mirror descent ∇R(θ⁺) = ∇R(θ) − η(∇L(θ) + wd·θ) with a separable map per group.
 
     ``mirror_map=maps.euclidean()`` reproduces ``torch.optim.SGD`` (no momentum) exactly.
-    Param groups may carry their own ``mirror_map``.  ``state_dict`` stores each group's
-    map as its ``repr``; loading checks it against the optimizer's own maps.
+    Param groups may carry their own ``mirror_map`` (and ``compile``).  ``state_dict``
+    stores each group's map as its ``repr``; loading checks it against the optimizer's own
+    maps.  ``compile=True`` evaluates the update with ``torch.compile`` (see the module
+    docstring); the result agrees with the default to rounding.
     """
 
     def __init__(
@@ -48,6 +155,8 @@ class MirrorDescent(Optimizer):
         lr: float,
         mirror_map: MirrorMap | None = None,
         weight_decay: float = 0.0,
+        *,
+        compile: bool = False,
     ) -> None:
         if not lr >= 0:
             raise ValueError(f"invalid learning rate {lr}")
@@ -57,16 +166,55 @@ class MirrorDescent(Optimizer):
             "lr": lr,
             "mirror_map": mirror_map if mirror_map is not None else Euclidean(),
             "weight_decay": weight_decay,
+            "compile": compile,
         }
         super().__init__(params, defaults)
-        self._written: dict[Tensor, int] = {}
+        self._reset()
 
-    def _dual(self, p: Tensor, mirror_map: MirrorMap) -> Tensor:
+    def _reset(self) -> None:
+        self._written: dict[Tensor, int] = {}
+        self._buckets: dict[int, tuple[list[tuple[Any, ...]], list[_Bucket]]] = {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("compile", False)  # pickled before the option existed
+        self._reset()
+
+    def _group_buckets(self, index: int, group: dict[str, Any]) -> list[_Bucket]:
+        """The group's buckets, rebuilt when its set of parameters with a dual changes."""
+        members = []
+        for p in group["params"]:
+            if p.grad is not None and p.grad.is_sparse:
+                raise RuntimeError("MirrorDescent does not support sparse gradients")
+            if p.grad is not None or "dual" in self.state.get(p, ()):
+                members.append(p)
+        key = [(id(p), p.device, p.dtype, p.is_contiguous()) for p in members]
+        cached = self._buckets.get(index)
+        if cached is None or cached[0] != key:
+            layouts: dict[tuple[torch.device, torch.dtype], list[Tensor]] = {}
+            for p in members:
+                layouts.setdefault((p.device, p.dtype), []).append(p)
+            cached = key, [_Bucket(params) for params in layouts.values()]
+            self._buckets[index] = cached
+        return cached[1]
+
+    def _sync_dual(self, p: Tensor, view: Tensor, mirror_map: MirrorMap, live: bool) -> None:
+        """Point p's state at ``view``, its slot in the flat buffer, holding p's dual.
+
+        The dual is copied from the state, or derived from θ if p has a gradient and no
+        dual yet or was written outside the optimizer since its last step.
+        """
         state = self.state[p]
+        dual = state.get("dual")
         seen = self._written.get(p)
-        if "dual" not in state or (seen is not None and seen != p._version):
-            state["dual"] = mirror_map.grad_R(p.detach().to(torch.float64)).to(p.dtype)
-        return state["dual"]
+        if live and (dual is None or (seen is not None and seen != p._version)):
+            view.copy_(mirror_map.grad_R(p.detach().to(torch.float64)))
+        elif dual is None:
+            return
+        elif dual is not view:
+            view.copy_(dual)
+        state["dual"] = view
 
     @torch.no_grad()
     def step(self, closure: Callable[[], float] | None = None) -> float | None:
@@ -74,30 +222,24 @@ class MirrorDescent(Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            buckets: dict[tuple[torch.device, torch.dtype], list[Tensor]] = {}
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if p.grad.is_sparse:
-                    raise RuntimeError("MirrorDescent does not support sparse gradients")
-                buckets.setdefault((p.device, p.dtype), []).append(p)
-            for params in buckets.values():
-                self._update(params, group)
+        for index, group in enumerate(self.param_groups):
+            for bucket in self._group_buckets(index, group):
+                self._update(bucket, group)
         return loss
 
-    def _update(self, params: list[Tensor], group: dict[str, Any]) -> None:
+    def _update(self, bucket: _Bucket, group: dict[str, Any]) -> None:
+        """u ← u − η(g + wd·θ), θ ← ∇Q(u) for the bucket's parameters with a gradient."""
         mirror_map: MirrorMap = group["mirror_map"]
-        duals = [self._dual(p, mirror_map) for p in params]
-        grads = [p.grad for p in params]
-        if group["weight_decay"] != 0:
-            grads = torch._foreach_add(grads, params, alpha=group["weight_decay"])
-        torch._foreach_add_(duals, grads, alpha=-group["lr"])
-        flat = torch.cat([u.reshape(-1) for u in duals])
-        theta = mirror_map.grad_Q(flat).split([p.numel() for p in params])
-        torch._foreach_copy_(params, [t.view_as(p) for t, p in zip(theta, params, strict=True)])
-        for p in params:
-            self._written[p] = p._version
+        grads = [p.grad for p in bucket.params]
+        for p, view, g in zip(bucket.params, bucket.duals, grads, strict=True):
+            self._sync_dual(p, view, mirror_map, g is not None)
+        if group["compile"]:
+            bucket.step_compiled(grads, mirror_map, group["lr"], group["weight_decay"])
+        else:
+            bucket.step(grads, mirror_map, group["lr"], group["weight_decay"])
+        for p, g in zip(bucket.params, grads, strict=True):
+            if g is not None:
+                self._written[p] = p._version
 
     def state_dict(self) -> dict[str, Any]:
         sd = super().state_dict()
@@ -106,15 +248,15 @@ class MirrorDescent(Optimizer):
         return sd
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        maps = [group["mirror_map"] for group in self.param_groups]
+        own = [(group["mirror_map"], group["compile"]) for group in self.param_groups]
         saved = [group.get("mirror_map") for group in state_dict["param_groups"]]
-        for i, (own, theirs) in enumerate(zip(maps, saved, strict=False)):
-            if theirs != repr(own):
+        for i, ((mirror_map, _), theirs) in enumerate(zip(own, saved, strict=False)):
+            if theirs != repr(mirror_map):
                 raise ValueError(
                     f"param group {i}: the state dict was saved with mirror map {theirs}, "
-                    f"this optimizer uses {own!r}"
+                    f"this optimizer uses {mirror_map!r}"
                 )
         super().load_state_dict(state_dict)
-        for group, mirror_map in zip(self.param_groups, maps, strict=True):
-            group["mirror_map"] = mirror_map
-        self._written.clear()
+        for group, (mirror_map, compile) in zip(self.param_groups, own, strict=True):
+            group["mirror_map"], group["compile"] = mirror_map, compile
+        self._reset()  # the flat buffers are rebuilt from the loaded duals at the next step

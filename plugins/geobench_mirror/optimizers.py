@@ -16,4 +16,5 @@ def build_mirror_descent(params: MirrorDescentParams, ctx: BuildContext) -> Mirr
     for _, p, mirror_map in assign_maps(trainable(ctx.model), params, ctx):
         group = groups.setdefault(id(mirror_map), {"params": [], "mirror_map": mirror_map})
         group["params"].append(p)
-    return MirrorDescent(list(groups.values()), lr=params.lr, weight_decay=params.weight_decay)
+    return MirrorDescent(list(groups.values()), lr=params.lr, weight_decay=params.weight_decay,
+                         compile=params.compile)

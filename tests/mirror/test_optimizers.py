@@ -34,7 +34,10 @@ def test_registered_optimizers_build_over_trainable_parameters():
     assert isinstance(sgd, torch.optim.SGD) and sgd.defaults["nesterov"]
     assert isinstance(adam, torch.optim.Adam)
     assert isinstance(lars, LARS) and lars.defaults["momentum"] == 0.9
-    assert isinstance(md, MirrorDescent)
+    assert isinstance(md, MirrorDescent) and not md.defaults["compile"]
+    compiled = reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1, "compile": True},
+                         ctx)
+    assert compiled.defaults["compile"]
     for opt in (sgd, adam, lars, md):
         params = [p for g in opt.param_groups for p in g["params"]]
         assert len(params) == 3 and all(p.requires_grad for p in params)
