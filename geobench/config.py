@@ -193,6 +193,8 @@ class Compare(Strict):
                              "'stat: [a, b]'")
         if self.key is not None and (self.a is None or self.b is None):
             raise ValueError("'key' needs both 'a' and 'b'")
+        if self.stat is not None and self.stat[0] == self.stat[1]:
+            raise ValueError("'stat: [a, b]' needs two different reductions")
         return self
 
 
@@ -224,6 +226,9 @@ class Claim(Strict):
         if not paired and self.compare is not None:
             raise ValueError(f"expect {self.expect!r} is one-sample: leave out 'compare' "
                              "or write 'a < b' / 'a > b'")
+        if self.compare is not None and self.compare.stat is not None \
+                and "stat" in self.model_fields_set:
+            raise ValueError("'compare: {stat: [a, b]}' names the reductions: leave out 'stat'")
         if not paired and self.scale == "log" and self.threshold <= 0:
             raise ValueError("scale: log needs a positive threshold c")
         return self

@@ -149,8 +149,10 @@ class Hypentropy(MirrorMap):
     def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
         # grad_Q's arithmetic, with m + m/(m+1) as one addcdiv; |u| > 20 is rare and goes
         # through grad_Q, and so does any non-CPU tensor (testing for it would synchronise)
+        if not u.is_cpu:
+            return out.copy_(self.grad_Q(u))
         a = torch.abs(u, out=out)
-        if not u.is_cpu or a.max() > _BIG:
+        if a.numel() and a.max() > _BIG:
             return out.copy_(self.grad_Q(u))
         m = a.expm1_()
         return m.addcdiv_(m, m + 1.0).mul_(self.lam / 2.0).copysign_(u)

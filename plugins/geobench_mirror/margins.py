@@ -80,7 +80,7 @@ class QMargin(Metric):
         if ctx.step < start:
             return math.nan
         late = [v for step, v in ctx.history.get("gamma", []) if step >= start] + [gamma]
-        best = max(late)
+        best = max((v for v in late if not math.isnan(v)), default=math.nan)
         return (best - gamma) / best if best > 0 else math.nan
 
 

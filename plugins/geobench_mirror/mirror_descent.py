@@ -70,7 +70,8 @@ class _Bucket:
         sizes = [p.numel() for p in params]
         self.direct = [i for i, p in enumerate(params)
                        if p.is_contiguous() and sizes[i] >= self.chunk / 4]
-        packed = [i for i in range(len(params)) if i not in set(self.direct)]
+        direct = set(self.direct)
+        packed = [i for i in range(len(params)) if i not in direct]
         order = packed + self.direct
         offsets = dict(zip(order, accumulate((sizes[i] for i in order), initial=0),
                            strict=False))
@@ -189,7 +190,7 @@ class MirrorDescent(Optimizer):
                 raise RuntimeError("MirrorDescent does not support sparse gradients")
             if p.grad is not None or "dual" in self.state.get(p, ()):
                 members.append(p)
-        key = [(id(p), p.device, p.dtype, p.is_contiguous()) for p in members]
+        key = [(id(p), p.device, p.dtype, tuple(p.shape), p.is_contiguous()) for p in members]
         cached = self._buckets.get(index)
         if cached is None or cached[0] != key:
             layouts: dict[tuple[torch.device, torch.dtype], list[Tensor]] = {}

@@ -17,8 +17,10 @@ import argparse
 import statistics
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from geobench.plugins import registry
 from geobench.records import metric_key
@@ -30,7 +32,7 @@ KEY = "neuron_histogram"
 PRUNING = "pruning_curve"
 
 
-def _params(cell_arms: dict, name: str, model):
+def _params(cell_arms: dict, name: str, model: type[BaseModel]) -> Any:
     spec = next(m for m in next(iter(cell_arms.values()))["metrics"] if m["name"] == name)
     return model.model_validate({k: v for k, v in spec.items() if k not in ("name", "id")})
 
@@ -44,7 +46,8 @@ def _percents(cell_arms: dict) -> list[int]:
     return [round(100 * f) for f in _params(cell_arms, PRUNING, PruningParams).fractions]
 
 
-def collect(suite_path: str, profile: str, store_path: str, metric: str = KEY):
+def collect(suite_path: str, profile: str, store_path: str, metric: str = KEY
+            ) -> tuple[dict[str, dict[str, np.ndarray]], np.ndarray | None]:
     """{panel label: {arm: mean over seeds of the metric's vector}} and its x values (the
     histogram's bin edges, or the pruning curve's percentages)."""
     cells = expand(load_suite(suite_path), registry(), profile)

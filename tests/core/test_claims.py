@@ -177,6 +177,18 @@ def test_a_compare_needs_exactly_one_form(tmp_path):
 """
     with pytest.raises(SuiteError, match="give one of"):
         _suite(tmp_path, bad)
+    same = """\
+  - {id: same, statement: a, metric: nccc.accuracy, compare: {stat: [last, last]},
+     expect: "a < b"}
+"""
+    with pytest.raises(SuiteError, match="two different"):
+        _suite(tmp_path, same)
+    both = """\
+  - {id: both, statement: a, metric: nccc.accuracy, compare: {stat: [last, first]},
+     stat: max, expect: "a < b"}
+"""
+    with pytest.raises(SuiteError, match="leave out 'stat'"):
+        _suite(tmp_path, both)
 
 
 def test_excluded_cells_are_counted_and_few_pairs_are_insufficient(tmp_path):
