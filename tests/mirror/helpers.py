@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from geobench_mirror import maps
 from geobench_mirror.objectives import Logistic
 from torch import Tensor, nn
 
@@ -66,3 +67,22 @@ def record(history: dict, step: int, values: dict[str, float]) -> None:
     """Append a metric's values to ``history`` as the engine does."""
     for key, value in values.items():
         history.setdefault(key, []).append((step, value))
+
+
+class Cubic(maps.MirrorMap):
+    """R = |θ|³/3 + θ²/2: a third-party map with only the four abstract methods."""
+
+    name = "cubic_plus"
+
+    def R(self, t: Tensor) -> Tensor:
+        return t.abs() ** 3 / 3 + t**2 / 2
+
+    def grad_R(self, t: Tensor) -> Tensor:
+        return t.sign() * t**2 + t
+
+    def grad_Q(self, u: Tensor) -> Tensor:
+        return u.sign() * (torch.sqrt(1 + 4 * u.abs()) - 1) / 2
+
+    def Q(self, u: Tensor) -> Tensor:
+        t = self.grad_Q(u)
+        return t * u - self.R(t)

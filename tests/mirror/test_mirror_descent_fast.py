@@ -19,25 +19,7 @@ from geobench_mirror import MirrorDescent, maps
 from geobench_mirror import mirror_descent as md
 from torch import Tensor, nn
 
-
-class Cubic(maps.MirrorMap):
-    """R = |θ|³/3 + θ²/2: a third-party map with only the four abstract methods."""
-
-    name = "cubic_plus"
-
-    def R(self, t):
-        return t.abs() ** 3 / 3 + t**2 / 2
-
-    def grad_R(self, t):
-        return t.sign() * t**2 + t
-
-    def grad_Q(self, u):
-        return u.sign() * (torch.sqrt(1 + 4 * u.abs()) - 1) / 2
-
-    def Q(self, u):
-        t = self.grad_Q(u)
-        return t * u - self.R(t)
-
+from tests.mirror.helpers import Cubic
 
 BUILTIN = [maps.euclidean(), maps.hypentropy(0.1), maps.hypentropy(3.0), maps.pnorm(3.0),
            maps.pnorm(4.5), maps.shifted_pnorm(3.0, 0.5), maps.shifted_pnorm(4.0, 0.05)]

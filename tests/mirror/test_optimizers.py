@@ -14,6 +14,7 @@ from geobench.api import BuildContext, Params
 from geobench.hookspecs import hookimpl
 from geobench.lars import LARS
 from geobench.plugins import load_registry
+from tests.mirror.helpers import Cubic
 
 
 def ctx_for(module: nn.Module) -> BuildContext:
@@ -75,25 +76,6 @@ def test_pattern_errors_are_explained():
         reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
                                  "mirror_map": {"name": "hypentropie", "lam": 1.0}},
                   ctx_for(net))
-
-
-class Cubic(maps.MirrorMap):
-    """R = |θ|³/3 + θ²/2, written by a third party."""
-
-    name = "cubic_plus"
-
-    def R(self, t):
-        return t.abs() ** 3 / 3 + t**2 / 2
-
-    def grad_R(self, t):
-        return t.sign() * t**2 + t
-
-    def grad_Q(self, u):
-        return u.sign() * (torch.sqrt(1 + 4 * u.abs()) - 1) / 2
-
-    def Q(self, u):
-        t = self.grad_Q(u)
-        return t * u - self.R(t)
 
 
 class ThirdParty:
