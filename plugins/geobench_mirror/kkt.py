@@ -100,38 +100,10 @@ class KKTParams(MetricParams):
         return deltas
 
 
-def _batched_gradients(ctx: MetricContext, params: list[torch.Tensor], x: torch.Tensor,
-                       y: torch.Tensor, margins: torch.Tensor,
-                       chunk: int) -> torch.Tensor | None:
-    """(samples, parameters) margin gradients from one forward per chunk and a batched
-    backward; None when the margins disagree with ``margins`` (samples interact in the
-    forward) or the batched backward is unsupported."""
-    rows = []
-    for start in range(0, len(x), chunk):
-        m = signed_margins(ctx.arm.embed(x[start : start + chunk]), y[start : start + chunk])
-        if not torch.allclose(m.detach(), margins[start : start + chunk].to(m), rtol=1e-4,
-                              atol=0.0):
-            return None
-        eye = torch.eye(len(m), dtype=m.dtype, device=m.device)
-        try:
-            grads = torch.autograd.grad(m, params, grad_outputs=eye, is_grads_batched=True)
-        except RuntimeError:
-            return None
-        rows.append(torch.cat([g.reshape(len(m), -1) for g in grads], dim=1).double().cpu())
-    return torch.cat(rows)
-
-
 def _sample_gradients(ctx: MetricContext, params: list[torch.Tensor], x: torch.Tensor,
-                      y: torch.Tensor, margins: torch.Tensor, chunk: int = 16) -> torch.Tensor:
-    """∇_θ(y_i f_i)(θ), one column per sample (double, CPU).
-
-    Batched (``is_grads_batched``) when the samples do not interact in the forward, which
-    is checked against ``margins`` (their margins in the full-set forward, all > 0);
-    otherwise one forward and backward per sample.
-    """
-    rows = _batched_gradients(ctx, params, x, y, margins, chunk)
-    if rows is not None:
-        return rows.T
+                      y: torch.Tensor) -> torch.Tensor:
+    """∇_θ(y_i f_i)(θ), one column per sample (double, CPU): one forward and backward per
+    sample, so samples never interact (batch statistics or not)."""
     columns = []
     for i in range(len(x)):
         m_i = signed_margins(ctx.arm.embed(x[i : i + 1]), y[i : i + 1])[0]
@@ -171,7 +143,7 @@ class KKTResidual(Metric):
         counts = [min(int((sorted_m <= low * (1.0 + d)).sum()), self.params.max_active)
                   for d in deltas]
         top = order[: max(counts)]
-        J = _sample_gradients(ctx, params, x[top], y[top], margins[top]) / s ** (L - 1)  # g_i at θ̃
+        J = _sample_gradients(ctx, params, x[top], y[top]) / s ** (L - 1)  # g_i at θ̃
         slack = (sorted_m[: max(counts)].cpu() / low - 1.0).clamp(min=0.0)  # m_i − 1
         weight = torch.linalg.vector_norm(J, dim=0) * slack  # ||g_i|| (m_i − 1)
 

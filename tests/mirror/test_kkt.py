@@ -244,19 +244,3 @@ def test_field_docs_through_the_registry():
     assert entry.field_doc("delta_min").direction == "diagnostic"
     assert entry.field_doc("n_active").unit == "count"
     assert entry.field_doc("residual") is None
-
-
-def test_batched_gradients_match_the_per_sample_loop():
-    from geobench_mirror.kkt import _batched_gradients, _sample_gradients
-
-    arm, d = two_layer(seed=3)
-    ctx = context(arm, d, EUCLID)
-    params = list(arm.parameters())
-    m = arm.embed(d.train_x).detach()[:, 0] * (2.0 * d.train_y - 1.0)
-    x, y, m = d.train_x[m > 0], d.train_y[m > 0], m[m > 0]
-    batched = _batched_gradients(ctx, params, x, y, m, chunk=5)
-    assert batched is not None
-    # margins that disagree with the forward (as when samples interact): per-sample loop
-    assert _batched_gradients(ctx, params, x, y, 2 * m, chunk=5) is None
-    loop = _sample_gradients(ctx, params, x, y, 2 * m)
-    assert torch.allclose(batched.T, loop, rtol=1e-12, atol=1e-14)
