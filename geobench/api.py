@@ -146,8 +146,10 @@ class BuildContext:
 class MetricContext:
     """What a metric sees when it is evaluated.
 
-    For a per-arm metric ``arm`` is the arm measured.  For a cross-arm metric
-    (``Metric.cross_arm``) ``arm`` is compared against ``reference`` (the suite's first arm).
+    For a per-arm metric ``arm`` is the arm measured and ``reference`` the suite's first arm
+    (``arm`` itself on the first arm), for metrics that relate an arm to it.  For a cross-arm
+    metric (``Metric.cross_arm``) ``arm`` is compared against ``reference``.  ``batch`` and
+    ``views`` are the step's inputs of ``arm`` (an arm with ``replicate > 0`` has its own).
     ``history`` holds this arm's earlier values of this metric: field -> [(step, value)].
     ``lrs`` are the learning rates of the steps so far; ``optimizer`` is the arm's optimizer
     (its param groups carry the mirror maps of ``mirror_descent``).

@@ -25,12 +25,15 @@ The claim is ``d > margin`` (``>`` forms) or ``d < -margin`` (``<`` forms):
 - ``insufficient``: fewer than 3 trial seeds with a value.
 
 Diverged and failed cells, and values that are missing or NaN, are excluded and counted.
+A one-sample claim with ``also`` conditions is tested part by part on the same cells; it is
+``insufficient`` if a part is, else ``fails`` if a part fails, else ``holds`` if every part
+holds, else ``inconclusive``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tabulate import tabulate
@@ -43,10 +46,14 @@ from geobench.values import StoredValues, config_value
 
 MIN_PAIRS = 3
 BAD = (Status.DIVERGED, Status.FAILED)
+PART_KEYS = ("effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "verdict")
 
 
 @dataclass
 class Verdict:
+    """A claim's effect, interval and counts; with ``also``, those of its main part, the
+    combined verdict and every part's own verdict in ``parts`` (the main part first)."""
+
     claim: Claim
     effect: float | None
     ci_low: float | None
@@ -56,14 +63,20 @@ class Verdict:
     excluded: int
     missing: int
     verdict: str
+    parts: list[Verdict] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         c = self.claim
-        return {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
-                "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": c.ci,
-                "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "n": self.n, "pairs": self.pairs, "excluded": self.excluded,
-                "missing": self.missing, "verdict": self.verdict}
+        out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
+               "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": c.ci,
+               "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high,
+               "n": self.n, "pairs": self.pairs, "excluded": self.excluded,
+               "missing": self.missing, "verdict": self.verdict}
+        if self.parts:
+            keys = ("metric", "stat", "expect", "scale", "margin")
+            out["parts"] = [{**{k: getattr(p.claim, k) for k in keys},
+                             **{k: getattr(p, k) for k in PART_KEYS}} for p in self.parts]
+        return out
 
 
 class _Tally:
@@ -127,6 +140,25 @@ def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str |
 
 
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
+                   values: StoredValues) -> Verdict:
+    """The verdict of ``claim``; with ``also``, every part's and the combined one."""
+    if not claim.also:
+        return _evaluate_part(claim, loaded, cells, values)
+    parts = [_evaluate_part(p, loaded, cells, values) for p in claim.parts]
+    return replace(parts[0], claim=claim, verdict=combined([p.verdict for p in parts]),
+                   parts=parts)
+
+
+def combined(verdicts: list[str]) -> str:
+    """``insufficient`` if any part is, else ``fails`` if any part fails, else ``holds`` if
+    every part holds, else ``inconclusive``."""
+    for worst in ("insufficient", "fails"):
+        if worst in verdicts:
+            return worst
+    return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"
+
+
+def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues) -> Verdict:
     chosen = _chosen(claim, cells)
     tally = _Tally(claim, values)
@@ -229,9 +261,10 @@ def claims_table(verdicts: list[Verdict]) -> str:
         n = str(v.n) + (f" ({v.pairs} pairs)" if v.pairs != v.n else "") \
             + (f" ({v.excluded} excluded)" if v.excluded else "") \
             + (f" ({v.missing} missing)" if v.missing else "")
+        parts = v.parts or [v]
         rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
-                     f"`{v.claim.metric}` {v.claim.expect}", format_effect(v), n,
-                     f"**{v.verdict}**"])
+                     " and ".join(f"`{p.claim.metric}` {p.claim.expect}" for p in parts),
+                     "; ".join(format_effect(p) for p in parts), n, f"**{v.verdict}**"])
     headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n (trial seeds)",
                "verdict"]
     return markdown_table(rows, headers)

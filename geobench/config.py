@@ -115,6 +115,10 @@ class RunSpec(Strict):
     train: TrainSpec
     metrics: list[ComponentSpec] = Field(default_factory=list)
     tags: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    replicate: int = Field(
+        0, ge=0, description="0: the arm shares the trial seed's initial weights, batch order "
+        "and views with the other arms (lockstep); k > 0: an independent replicate drawing "
+        "them from its own streams (a control such as CL vs CL')")
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ class ArmSpec:
     init: Component | None
     train: TrainSpec
     metrics: tuple[Component, ...]
+    replicate: int = 0
 
 
 class Profile(Strict):
@@ -157,6 +162,8 @@ class LeaderboardMetric(Strict):
     stat: Stat = "last"
     agg: Literal["mean", "median"] = "mean"
     fmt: str = ".4g"
+    nan: str | None = Field(None, description="what a NaN value means here, e.g. 'vacuous': "
+                            "the cell counts and shows it instead of leaving it out")
 
 
 class PlotSpec(Strict):
@@ -198,28 +205,21 @@ class Compare(Strict):
         return self
 
 
-class Claim(Strict):
-    """A paper's claim tested on a suite's cells (docs/claims.md)."""
+class Condition(Strict):
+    """What a claim tests about one metric: paired (``compare`` and ``'a < b'``) or one-sample
+    (``'< c'``).  A claim is one; its ``also`` entries are more, tested on its cells."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
-    source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
-    statement: str
     metric: str = Field(description="<metric>.<field> or <arm>/<metric>.<field>")
     stat: Stat = "last"
-    where: dict[str, Any] | list[dict[str, Any]] = Field(
-        default_factory=dict, description="config values the cells must have (arm: A); a "
-        "list value means any of them; a list of such maps means any of the maps")
     compare: Compare | None = None
     expect: str = Field(pattern=r"^\s*(a\s*[<>]\s*b|[<>]\s*[-+0-9.eE]+)\s*$",
                         description="'a < b' or 'a > b' (paired), '< c' or '> c' (one-sample)")
     scale: Literal["linear", "log"] = "linear"
     margin: float = Field(0.0, ge=0.0, allow_inf_nan=False,
                           description="the effect must clear this margin")
-    ci: Literal["t", "bootstrap"] = Field("t", description="95% interval: Student-t or "
-                                                           "bootstrap percentile")
 
     @model_validator(mode="after")
-    def _form(self) -> Claim:
+    def _form(self) -> Condition:
         paired = "a" in self.expect
         if paired and self.compare is None:
             raise ValueError(f"expect {self.expect!r} compares a and b: give 'compare'")
@@ -234,19 +234,42 @@ class Claim(Strict):
         return self
 
     @property
-    def alternatives(self) -> list[dict[str, Any]]:
-        """``where`` as a list of alternative filters (a single map is one alternative)."""
-        return self.where if isinstance(self.where, list) else [self.where]
-
-    @property
     def expects_greater(self) -> bool:
         return ">" in self.expect
 
     @property
     def threshold(self) -> float:
-        """c of a one-sample claim (0 for a paired one)."""
+        """c of a one-sample test (0 for a paired one)."""
         text = self.expect.strip()
         return 0.0 if "a" in text else float(text[1:])
+
+
+class Claim(Condition):
+    """A paper's claim tested on a suite's cells (docs/claims.md)."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
+    statement: str
+    where: dict[str, Any] | list[dict[str, Any]] = Field(
+        default_factory=dict, description="config values the cells must have (arm: A); a "
+        "list value means any of them; a list of such maps means any of the maps")
+    ci: Literal["t", "bootstrap"] = Field("t", description="95% interval: Student-t or "
+                                                           "bootstrap percentile")
+    also: list[Condition] = Field(
+        default_factory=list, description="further tests on the same cells (each paired or "
+        "one-sample); the claim holds when every part holds")
+
+    @property
+    def parts(self) -> list[Claim]:
+        """The claim and each ``also`` condition as claims on the same cells."""
+        tested = [{k: getattr(c, k) for k in Condition.model_fields} for c in self.also]
+        return [self.model_copy(update={"also": []})] + [
+            self.model_copy(update={**t, "also": []}) for t in tested]
+
+    @property
+    def alternatives(self) -> list[dict[str, Any]]:
+        """``where`` as a list of alternative filters (a single map is one alternative)."""
+        return self.where if isinstance(self.where, list) else [self.where]
 
 
 class Suite(Strict):

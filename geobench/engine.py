@@ -5,7 +5,10 @@ Every random draw comes from the cell's trial seed through named streams
 ``init/<component>``, so arms (and cells) of one trial seed with the same architecture start
 from identical weights (asserted for arms); all arms see the same batches (``data/order``)
 and views (``augment/<step>``); each metric instance draws from ``metric/<id>/<step>`` and
-leaves training's RNG (``train``) untouched.
+leaves training's RNG (``train``) untouched.  An arm with ``replicate: k > 0`` is an
+independent run of the same trial seed: its weights, batch order and views come from the
+streams ``<name>/replicate<k>`` (``geobench.streams.replicate_stream``); the data, the metrics'
+draws and training's RNG are shared.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from geobench.api import Arm, BuildContext, Data, Metric, MetricContext, StepEvent
+from geobench.api import Arm, Batch, BuildContext, Data, Metric, MetricContext, StepEvent
 from geobench.config import ArmSpec, Component, TrainSpec
 from geobench.loader import batch_hash, batches, steps_per_epoch
 from geobench.plugins import describe_failure
@@ -36,10 +39,12 @@ from geobench.streams import (
     generator,
     global_rng,
     metric_stream,
+    replicate_stream,
     stream_seed,
 )
 
 Progress = Callable[[int, int, float], None]
+Inputs = dict[int, tuple[Batch, list[torch.Tensor]]]  # replicate -> (batch, views) of a step
 CHECK_EVERY = 10  # steps between divergence checks (each check syncs the device)
 
 
@@ -106,9 +111,10 @@ class _ArmRun:
     def __init__(self, name: str, record: dict[str, Any], spec: ArmSpec, reg: Registry,
                  trial_seed: int, device: torch.device, data: Data, total: int) -> None:
         self.name, self.record, self.train_spec = name, record, spec.train
+        self.replicate = spec.replicate
 
         def build(kind: str, key: str, comp: Component, ctx: BuildContext) -> Any:
-            ctx.seed = stream_seed(trial_seed, f"init/{key}")
+            ctx.seed = stream_seed(trial_seed, replicate_stream(f"init/{key}", self.replicate))
             with global_rng(ctx.seed):
                 return reg.create(kind, comp, ctx)
 
@@ -210,19 +216,25 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     log_every = max(1, total // 200)
     digest = []
     guard = DivergenceGuard(spec.train.max_loss_ratio)
+    replicates = sorted({r.replicate for r in runs})
+    orders = [batches(data, stream_seed(trial, replicate_stream(ORDER, k)), total + 1)
+              for k in replicates]
     torch.manual_seed(stream_seed(trial, TRAIN))
-    for batch in batches(data, stream_seed(trial, ORDER), total + 1):
-        step = batch.step
-        view_gen = generator(trial, augment_stream(step))
-        views = [augment(batch.x, batch.index, view_gen, view=v) for v in range(n_views)]
-        if channels_last:
-            views = [v.contiguous(memory_format=torch.channels_last) if v.dim() == 4 else v
-                     for v in views]
-        digest.append(batch_hash(batch))
-        _run_metrics(runs, step, total, data, batch, views, augment, trial, history, result)
+    for step_batches in zip(*orders):
+        step = step_batches[0].step
+        inputs: Inputs = {}
+        for k, batch in zip(replicates, step_batches):
+            view_gen = generator(trial, replicate_stream(augment_stream(step), k))
+            views = [augment(batch.x, batch.index, view_gen, view=v) for v in range(n_views)]
+            if channels_last:
+                views = [v.contiguous(memory_format=torch.channels_last) if v.dim() == 4
+                         else v for v in views]
+            inputs[k] = (batch, views)
+        digest.append(batch_hash(step_batches[0]))
+        _run_metrics(runs, step, total, data, inputs, augment, trial, history, result)
         if step == total:
             break
-        pending.append(torch.stack([r.step(batch, views, step, total) for r in runs]))
+        pending.append(torch.stack([r.step(*inputs[r.replicate], step, total) for r in runs]))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
             if _flush_losses(runs, pending, step + 1, log_every, result, progress, total,
                              guard):
@@ -240,6 +252,8 @@ def batch_hash_of(hashes: list[str]) -> str:
 def _check_lockstep(runs: list[_ArmRun]) -> None:
     for run in runs[1:]:
         ref = runs[0]
+        if run.replicate != ref.replicate:
+            continue  # an independent replicate starts from its own weights
         if run.record["backbone"] == ref.record["backbone"]:
             if not _same_weights(run.arm.backbone, ref.arm.backbone):
                 raise RuntimeError(f"arms {ref.name!r} and {run.name!r} share a backbone spec "
@@ -313,10 +327,13 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard
     return False
 
 
-def _run_metrics(runs, step, total, data, batch, views, augment, trial, history, result
+def _run_metrics(runs, step, total, data, inputs: Inputs, augment, trial, history, result
                  ) -> None:
     """Evaluate the metrics due at ``step``; each instance draws from its own stream
-    ``metric/<id>/<step>`` (the same for every arm), and training's RNG is left as it was."""
+    ``metric/<id>/<step>`` (the same for every arm), and training's RNG is left as it was.
+    Every metric sees the suite's first arm as ``reference`` (a cross-arm metric compares
+    against it; a per-arm metric may relate to it) and the batch and views of its arm's
+    replicate."""
     due = [(run, mid, metric) for run in runs for mid, metric, steps in run.metrics
            if step in steps]
     reference = runs[0]
@@ -328,15 +345,15 @@ def _run_metrics(runs, step, total, data, batch, views, augment, trial, history,
         for arm_run, ref in pairs:
             label = cross_arm(reference.name, arm_run.name) if ref is not None else arm_run.name
             hist = history.setdefault((label, mid), {})
+            batch, views = inputs[arm_run.replicate]
             ctx = MetricContext(
                 step=step, total_steps=total, arm_name=arm_run.name, arm=arm_run.arm, data=data,
                 batch=batch, views=views, augmentation=augment,
                 generator=torch.Generator().manual_seed(seed), spec=arm_run.record,
-                seed=stream_seed(trial, metric_stream(mid)),
-                reference_name=ref.name if ref else None,
-                reference=ref.arm if ref else None, history=hist, lrs=list(arm_run.lrs),
+                seed=stream_seed(trial, metric_stream(mid)), reference_name=reference.name,
+                reference=reference.arm, history=hist, lrs=list(arm_run.lrs),
                 optimizer=arm_run.optimizer)
-            modes = [(m, m.training) for m in (arm_run.arm, ref.arm if ref else None) if m]
+            modes = [(m, m.training) for m in (arm_run.arm, reference.arm)]
             for module, _ in modes:
                 module.eval()
             try:

@@ -50,6 +50,7 @@ class Aggregate:
     expected: int
     diverged: int
     agg: str
+    nan: int = 0  # seeds whose value is NaN, counted when the column names what NaN means
 
     @property
     def center(self) -> float | None:
@@ -63,9 +64,11 @@ class Aggregate:
     def half_width(self) -> float:
         return t_half_width(self.values) if self.agg == "mean" else math.nan
 
-    def text(self, fmt: str) -> str:
+    def text(self, fmt: str, nan: str | None = None) -> str:
         center = self.center
-        if center is None:
+        if center is None and self.nan:
+            text = f"{nan} (n={self.nan}/{self.expected})"
+        elif center is None:
             text = MISSING
         else:
             text = format(center, fmt)
@@ -73,12 +76,13 @@ class Aggregate:
                 text += f" ± {format(self.half_width, fmt)}"
             n = len(self.values)
             text += f" (n={n})" if n == self.expected else f" (n={n}/{self.expected})"
+            text += f" {nan} {self.nan}/{self.expected}" if self.nan else ""
         return text + (f" †{self.diverged}" if self.diverged else "")
 
 
 def _aggregate(values: StoredValues, members: list[tuple[Cell, str | None]],
                metric: LeaderboardMetric) -> Aggregate:
-    found, diverged = [], 0
+    found, diverged, nan = [], 0, 0
     for cell, arm in members:
         status = values.status(cell)
         if status == Status.DIVERGED:
@@ -88,7 +92,9 @@ def _aggregate(values: StoredValues, members: list[tuple[Cell, str | None]],
         value = values.value(cell, arm, metric.key, metric.stat)
         if value is not None and not math.isnan(value):
             found.append(value)
-    return Aggregate(found, len(members), diverged, metric.agg)
+        elif value is not None and metric.nan is not None:
+            nan += 1
+    return Aggregate(found, len(members), diverged, metric.agg, nan)
 
 
 Groups = dict[tuple, list[tuple[Cell, str | None]]]
@@ -110,7 +116,7 @@ def _groups(cells: list[Cell], rows: list[str], extra: str | None) -> Groups:
 def _column(values: StoredValues, groups: Groups, metric: LeaderboardMetric,
             doc: FieldDoc | None) -> list[str]:
     aggs = [_aggregate(values, members, metric) for members in groups.values()]
-    texts = [a.text(metric.fmt) for a in aggs]
+    texts = [a.text(metric.fmt, metric.nan) for a in aggs]
     centers = [a.center for a in aggs]
     present = [c for c in centers if c is not None]
     if doc is not None and doc.direction != "diagnostic" and len(present) > 1:

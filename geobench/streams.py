@@ -14,6 +14,9 @@ engine uses:
 - ``metric/<id>``       a metric instance's fixed draws (``MetricContext.seed``), and
   ``metric/<id>/<step>`` its draws at one evaluation (``MetricContext.generator`` and the
   global RNG while it runs).
+
+An arm with ``replicate: k > 0`` draws its ``init/*``, ``data/order`` and ``augment/<step>``
+from ``<name>/replicate<k>`` instead: an independent run on the same data.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ def stream_seed(trial_seed: int, name: str) -> int:
 def generator(trial_seed: int, name: str) -> torch.Generator:
     """A CPU generator on stream ``name`` of ``trial_seed``."""
     return torch.Generator().manual_seed(stream_seed(trial_seed, name))
+
+
+def replicate_stream(name: str, replicate: int) -> str:
+    """Stream ``name`` of an arm's replicate: ``name`` itself for replicate 0, else
+    ``<name>/replicate<k>``."""
+    return name if replicate == 0 else f"{name}/replicate{replicate}"
 
 
 def augment_stream(step: int) -> str:

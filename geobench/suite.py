@@ -205,6 +205,8 @@ def _resolve_arm(
         err = exc.errors()[0]
         raise fail(error_loc(err, spec), describe_validation_error(err, RunSpec)) from None
     resolved = run.model_dump(mode="json")
+    if not run.replicate:  # the record (and the cell id) names a replicate only when set
+        del resolved["replicate"]
     versions: dict[str, str] = {}
     items = [(key, COMPONENT_KINDS[key], (key,)) for key in COMPONENT_KINDS
              if resolved.get(key) is not None]
@@ -243,7 +245,7 @@ def _resolve_arm(
             typed["metrics"].append(component)
         versions[entry.origin] = entry.version
     typed["metrics"] = tuple(typed["metrics"])
-    return resolved, versions, ArmSpec(train=run.train, **typed)
+    return resolved, versions, ArmSpec(train=run.train, replicate=run.replicate, **typed)
 
 
 def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any) -> str:

@@ -41,8 +41,9 @@ def check_claims(loaded: LoadedSuite) -> None:
     """Every key a claim names is a run-spec key, and every arm it names exists."""
     suite = loaded.suite
     arms = list(suite.arms) or [SINGLE_ARM]
-    for i, claim in enumerate(suite.claims):
-        loc: Loc = ("claims", i)
+    parts = [(("claims", i) + (("also", j - 1) if j else ()), part)
+             for i, claim in enumerate(suite.claims) for j, part in enumerate(claim.parts)]
+    for loc, claim in parts:
         named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
         for where in claim.alternatives:
             if "arm" in where:
@@ -148,8 +149,10 @@ def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cel
     """Every claim's metric is measured in the profile, with a field the metric declares."""
     specs = measured(cells)
     for i, claim in enumerate(loaded.suite.claims):
-        check_result_key(loaded, registry, ("claims", i, "metric"), claim.metric, specs,
-                          f"profile {profile!r}", f"claim {claim.id!r}")
+        for j, part in enumerate(claim.parts):
+            loc = ("claims", i) + (("also", j - 1) if j else ()) + ("metric",)
+            check_result_key(loaded, registry, loc, part.metric, specs,
+                              f"profile {profile!r}", f"claim {claim.id!r}")
 
 
 def check_board_metrics(loaded: LoadedSuite, registry: Registry,

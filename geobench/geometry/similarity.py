@@ -149,6 +149,44 @@ class MinibatchCKA:
         return _ratio(*self._sums)
 
 
+def kernel_cka(K: Tensor, L: Tensor, debiased: bool = True) -> float:
+    """CKA of two symmetric n x n kernel (Gram / similarity) matrices, in float64.
+
+    Biased: ``<HKH, HLH>_F / (||HKH||_F ||HLH||_F)`` with ``H = I - 11^T/n``, the inner
+    products taken as elementwise sums.  ``debiased`` (default): the same ratio of the
+    unbiased HSIC of Song et al. (2012), ``K~`` being K with its diagonal zeroed::
+
+        HSIC_u(K, L) = [<K~, L~>_F + (1^T K~ 1)(1^T L~ 1)/((n-1)(n-2))
+                        - 2/(n-2) 1^T K~ L~ 1] / (n(n-3))
+                     = <U(K), U(L)>_F / (n(n-3)),
+
+    computed in the second form, centred before the products (no cancellation of large
+    terms) with the U-centring ``U(K)_ij = K~_ij - (r_i + r_j)/(n-2) + 1^T r/((n-1)(n-2))``
+    (i != j; 0 on the diagonal; ``r = K~ 1``).  It reads only off-diagonal entries and needs
+    n >= 4.  NaN when a self-HSIC is <= 0.  With ``K = X X^T``, ``L = Y Y^T`` it equals
+    ``linear_cka(X, Y, debiased)``.
+    """
+    k, l_ = torch.as_tensor(K).to(torch.float64), torch.as_tensor(L).to(torch.float64)
+    n = k.shape[0]
+    if k.shape != (n, n) or l_.shape != (n, n):
+        raise ValueError(f"K and L must be n x n of the same n: {tuple(k.shape)}, "
+                         f"{tuple(l_.shape)}")
+    m = torch.stack([k, l_])
+    if debiased:
+        if n < 4:
+            raise ValueError(f"debiased CKA needs at least 4 samples, got {n}")
+        eye = torch.eye(n, dtype=torch.bool, device=m.device)
+        m = m.masked_fill(eye, 0.0)
+        r = m.sum(2)
+        m = m - (r[:, :, None] + r[:, None, :]) / (n - 2) + (
+            r.sum(1)[:, None, None] / ((n - 1) * (n - 2)))
+        m = m.masked_fill(eye, 0.0)  # the common 1/(n(n-3)) cancels in the ratio
+    else:
+        m = m - m.mean(1, keepdim=True) - m.mean(2, keepdim=True) + m.mean((1, 2), keepdim=True)
+    kc, lc = m
+    return _ratio(float((kc * lc).sum()), float((kc * kc).sum()), float((lc * lc).sum()))
+
+
 def similarity_matrix(Z: Tensor) -> Tensor:
     """Cosine similarity matrix ``Sigma_ij = <z_i, z_j> / (||z_i|| ||z_j||)`` (n x n, float64).
 
@@ -210,4 +248,6 @@ def rsa(X: Tensor, Y: Tensor, rdm: str = "correlation", compare: str = "pearson"
     return _pearson(a, b)
 
 
-__all__ = ["linear_cka", "MinibatchCKA", "rsa", "similarity_matrix", "frobenius_gap"]
+__all__ = [
+    "linear_cka", "kernel_cka", "MinibatchCKA", "rsa", "similarity_matrix", "frobenius_gap",
+]

@@ -3,12 +3,18 @@ measured alignment.
 
 Theorem 1 (with probability >= 1 - delta, for any step sizes eta_0..eta_{T-1})::
 
-    ||Sigma^CL_T - Sigma^NSCL_T||_F <= exp(S / (2 tau^2 B)) * S / (tau sqrt(B)) * Delta
+    ||Sigma^CL_T - Sigma^NSCL_T||_F <= D = exp(S / (2 tau^2 B)) * S / (tau sqrt(B)) * Delta
     Delta   = 2 e^{2/tau} (1/C + eps) / (1 - 1/C - eps),   S = sum_t eta_t
     eps     = sqrt( log(T B / delta) / (2B) )
 
-When ``1 - 1/C - eps <= 0`` the bound is vacuous (infinite).  It is evaluated in log space:
-for small tau and many steps it is astronomically large.
+When ``1 - 1/C - eps <= 0`` the bound is infinite.  It is evaluated in log space: for small
+tau and many steps it is astronomically large (1e28 and beyond).
+
+Vacuity.  Two n x n cosine similarity matrices have unit diagonals and entries in [-1, 1],
+so ``||Sigma^a - Sigma^b||_F <= 2 sqrt(n (n - 1))`` always.  The bound says nothing on a set
+of n inputs when ``D = inf`` or ``D >= 2 sqrt(n (n - 1))``: it is *vacuous* there.  Its
+*tightness* is the measured gap over the bound (<= 1: the bound holds), reported only where
+it is not vacuous, and computed as ``exp(log gap - log D)``.
 
 Reading of the corollaries used here.  Let ``D`` be the bound, ``Sigma`` the cosine
 similarity matrix of the reference arm's embeddings on the reference set and ``H`` the
@@ -23,6 +29,7 @@ gives ``RSA_T >= (1 - r_T) / (1 + r_T)`` for the Pearson RSA of the cosine RDMs
 from __future__ import annotations
 
 import math
+import sys
 from typing import ClassVar
 
 import torch
@@ -33,6 +40,7 @@ from geobench.geometry import frobenius_gap, linear_cka, rsa, similarity_matrix
 from geobench_alignment.metrics import Space, SpaceParams, representations
 
 _NAN = float("nan")
+_LOG_MAX = math.log(sys.float_info.max)
 
 
 def log_theorem1_bound(
@@ -49,6 +57,23 @@ def log_theorem1_bound(
         return math.inf
     log_delta = math.log(2.0) + 2.0 / tau + math.log(1.0 / c + eps) - math.log(den)
     return total / (2 * tau**2 * b) + math.log(total / (tau * math.sqrt(b))) + log_delta
+
+
+def log_trivial_bound(n: int) -> float:
+    """Natural log of ``2 sqrt(n (n - 1))``, the largest possible ``||Sigma^a - Sigma^b||_F``
+    of two n x n cosine similarity matrices (``-inf`` for n <= 1)."""
+    return math.log(2.0) + 0.5 * math.log(n * (n - 1)) if n > 1 else -math.inf
+
+
+def tightness(gap: float, log_bound: float, log_trivial: float) -> float:
+    """``gap / D`` as ``exp(log gap - log D)``; NaN when D is unknown (NaN), vacuous
+    (``log D >= log_trivial``, infinite included) or when gap = D = 0."""
+    if math.isnan(log_bound) or log_bound >= log_trivial:
+        return _NAN
+    log_t = _log(gap) - log_bound
+    if math.isnan(log_t):
+        return _NAN
+    return math.inf if log_t > _LOG_MAX else math.exp(log_t)
 
 
 def lower_bound(log_ratio: float) -> float:
@@ -84,9 +109,16 @@ class AlignmentBound(Metric):
     ``ctx.data.batch_size``, C = ``ctx.data.num_classes`` (the classes trained on), T and the
     step sizes = ``ctx.lrs`` (the scheduled learning rates of the steps taken so far).
     The theorem covers the CL-NSCL pair; for other arms the same bound is shown for
-    comparison.  Fields: ``log10_bound`` (NaN if vacuous), ``gap`` (measured
-    ||Sigma^ref - Sigma^arm||_F), ``log10_rho``, ``cka_lower``, ``cka``, ``log10_r``,
-    ``rsa_lower``, ``rsa`` (measured).
+    comparison.  Both arms' embeddings (``space``) are computed in eval mode, on the
+    reference set (n rows) and on the current training batch's views ``torch.cat(ctx.views)``
+    (m = 2B rows, the inputs the loss saw at this step).
+
+    Fields: ``log10_bound`` (log10 D, NaN if infinite), ``gap`` = ||Sigma^ref - Sigma^arm||_F
+    on the reference set, ``gap_batch`` the same on the batch, ``vacuous`` = 1 if D = inf or
+    D >= 2 sqrt(n (n - 1)) else 0, ``tightness`` = gap / D (NaN if vacuous),
+    ``tightness_batch`` = gap_batch / D (NaN if D = inf or D >= 2 sqrt(m (m - 1))),
+    ``log10_rho``, ``cka_lower``, ``cka``, ``log10_r``, ``rsa_lower``, ``rsa`` (measured).
+    Everything that depends on D is NaN when tau is unknown.
     """
 
     cross_arm: ClassVar[bool] = True
@@ -107,6 +139,12 @@ class AlignmentBound(Metric):
         za = representations(ctx.reference, x, self.params.space)
         zb = representations(ctx.arm, x, self.params.space)
         sa, sb = similarity_matrix(za), similarity_matrix(zb)
+        gap = frobenius_gap(sa, sb)
+        views = torch.cat(ctx.views)
+        batch_gap = frobenius_gap(
+            similarity_matrix(representations(ctx.reference, views, self.params.space)),
+            similarity_matrix(representations(ctx.arm, views, self.params.space)),
+        )
         n = sa.shape[0]
         centred = sa - sa.mean(0, keepdim=True) - sa.mean(1, keepdim=True) + sa.mean()
         off = sa[~torch.eye(n, dtype=torch.bool, device=sa.device)]
@@ -117,10 +155,15 @@ class AlignmentBound(Metric):
         )
         log_rho = log_d - _log(float(torch.linalg.norm(centred)))
         log_r = log_d - _log(float(off.norm()))
+        log_trivial = log_trivial_bound(n)
         ln10 = math.log(10.0)
         return {
             "log10_bound": _finite(log_d / ln10),
-            "gap": frobenius_gap(sa, sb),
+            "gap": gap,
+            "gap_batch": batch_gap,
+            "vacuous": _NAN if math.isnan(log_d) else float(log_d >= log_trivial),
+            "tightness": tightness(gap, log_d, log_trivial),
+            "tightness_batch": tightness(batch_gap, log_d, log_trivial_bound(views.shape[0])),
             "log10_rho": _finite(log_rho / ln10),
             "cka_lower": _NAN if math.isnan(log_rho) else lower_bound(log_rho),
             "cka": linear_cka(_unit(za), _unit(zb)),
@@ -132,8 +175,17 @@ class AlignmentBound(Metric):
 
 ALIGNMENT_BOUND_FIELDS = {
     "log10_bound": FieldDoc("log10 of Theorem 1's bound on ||Sigma_ref - Sigma_arm||_F after "
-                            "the steps taken (NaN if vacuous)"),
-    "gap": FieldDoc("measured ||Sigma_ref - Sigma_arm||_F of the cosine similarity matrices"),
+                            "the steps taken (NaN if infinite or tau unknown)"),
+    "gap": FieldDoc("measured ||Sigma_ref - Sigma_arm||_F of the cosine similarity matrices "
+                    "of the reference set"),
+    "gap_batch": FieldDoc("measured ||Sigma_ref - Sigma_arm||_F of the cosine similarity "
+                          "matrices of the current training batch's 2B views (eval mode)"),
+    "vacuous": FieldDoc("1 when the bound is infinite or >= 2 sqrt(n(n-1)), the largest "
+                        "possible gap on the n reference inputs, else 0 (NaN: tau unknown)"),
+    "tightness": FieldDoc("gap / bound on the reference set (<= 1: the bound holds); NaN when "
+                          "vacuous"),
+    "tightness_batch": FieldDoc("gap_batch / bound (<= 1: the bound holds); NaN when the bound "
+                                "is infinite or >= 2 sqrt(m(m-1)), m = 2B batch rows"),
     "log10_rho": FieldDoc("log10 of the bound over ||H Sigma_ref H||_F (centred), CKA "
                           "corollary's rho_T"),
     "cka_lower": FieldDoc("Theorem 1's lower bound (1 - rho_T)/(1 + rho_T) on the CKA"),

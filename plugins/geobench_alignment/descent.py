@@ -18,7 +18,18 @@ their off-diagonal pairs: ``gap`` = ||Sigma_proxy - Sigma_net||_F, ``net_drift``
 ||Sigma_net - Sigma_0||_F, ``proxy_drift`` = ||Sigma_proxy - Sigma_0||_F, ``relative_gap`` =
 gap / net_drift (< 1: the proxy is closer to the network than its starting point) and
 ``change_corr`` = Pearson correlation of the proxy's and the network's changes.
-Arms whose objective has no Sigma-space form (``ce``) get NaN.
+
+Against the reference arm (``ctx.reference``: the suite's first arm, CL; the arm itself when
+the metric runs on it), on the same subset, with ``Sigma_ref`` the reference network's cosine
+similarity matrix in the same space (eval mode): ``cka_reference`` =
+kernel_cka(Sigma_proxy, Sigma_ref), the proxy's alignment with CL, and ``net_cka_reference``
+= kernel_cka(Sigma_net, Sigma_ref), the network's own, for comparison.  Both use the
+debiased estimator, which zeroes the diagonals: like the fields above they read only the
+off-diagonal pairs (the proxy's moving diagonal does not enter).  NaN without a reference
+or with fewer than 4 tracked samples.
+
+Arms whose objective has no Sigma-space form (``ce``), and training sets beyond
+``max_train``, get NaN in every field but ``net_cka_reference``, which needs no proxy.
 
 The metric observes training (``Metric.observe``): the engine hands it the batch of every
 step after the update, so the proxy folds in exactly the realised sequence between two
@@ -34,6 +45,7 @@ from pydantic import Field
 from torch import Tensor
 
 from geobench.api import (
+    Arm,
     BuildContext,
     FieldDoc,
     Metric,
@@ -43,11 +55,13 @@ from geobench.api import (
     StepEvent,
 )
 from geobench.geometry import similarity_matrix
+from geobench.geometry.similarity import kernel_cka
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
 _NAN = float("nan")
-FIELDS = ("gap", "net_drift", "proxy_drift", "relative_gap", "change_corr")
+FIELDS = ("gap", "net_drift", "proxy_drift", "relative_gap", "change_corr", "cka_reference",
+          "net_cka_reference")
 
 
 def has_sigma_form(objective: Objective) -> bool:
@@ -109,7 +123,7 @@ class DescentParams(MetricParams):
     space: Space = Field("head", description="embeddings whose similarities are tracked")
     max_train: int = Field(
         4096, ge=2, description="largest training set tracked (Sigma is N x N float64); "
-        "beyond it the metric reports NaN"
+        "beyond it the proxy's fields are NaN"
     )
     eval_size: int = Field(256, ge=2, description="training samples the gap is measured on")
 
@@ -124,6 +138,13 @@ def _corr(a: Tensor, b: Tensor) -> float:
     return float((a * b).sum()) / den if den > 0 else _NAN
 
 
+def _cka(sigma: Tensor, ref: Tensor | None) -> float:
+    """Debiased kernel CKA; NaN without a reference or below the estimator's 4 samples."""
+    if ref is None or sigma.shape[0] < 4:
+        return _NAN
+    return kernel_cka(sigma, ref.to(sigma.device))
+
+
 class SimilarityDescent(Metric):
     """Similarity-descent proxy vs the network's own similarity matrix (per arm)."""
 
@@ -135,16 +156,16 @@ class SimilarityDescent(Metric):
         self.applied = 0  # steps folded into sigma
         self.queue: dict[int, Tensor] = {}  # step -> index of its batch, as trained
 
-    def _init(self, ctx: MetricContext) -> None:
-        data = ctx.data
-        n = data.train_x.shape[0]
-        z = representations(ctx.arm, data.train_x, self.params.space)
+    def _init(self, ctx: MetricContext, subset: Tensor) -> None:
+        z = representations(ctx.arm, ctx.data.train_x, self.params.space)
         self.sigma = similarity_matrix(z)
-        m = min(self.params.eval_size, n)
-        self.subset = torch.linspace(0, n - 1, m, dtype=torch.float64).round().long()
-        self.subset = self.subset.to(self.sigma.device)
-        self.start = self.sigma[self.subset][:, self.subset].clone()
+        self.start = self.sigma[subset][:, subset].clone()
         self.applied = ctx.step
+
+    def _net_sigma(self, the_arm: Arm, ctx: MetricContext, subset: Tensor) -> Tensor:
+        """The arm's cosine similarity matrix over the tracked samples."""
+        z = representations(the_arm, ctx.data.train_x[subset], self.params.space)
+        return similarity_matrix(z)
 
     def observe(self, event: StepEvent) -> None:
         """Remember the batch each training step used, from the first evaluation on."""
@@ -166,25 +187,38 @@ class SimilarityDescent(Metric):
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         n = ctx.data.train_x.shape[0]
+        if self.subset is None:
+            m = min(self.params.eval_size, n)
+            self.subset = torch.linspace(0, n - 1, m, dtype=torch.float64).round().long()
+        subset = self.subset.to(ctx.data.train_x.device)
+        net_sigma = self._net_sigma(ctx.arm, ctx, subset)
+        ref_sigma = None
+        if ctx.reference is not None:
+            ref_sigma = (net_sigma if ctx.reference is ctx.arm
+                         else self._net_sigma(ctx.reference, ctx, subset))
+        out = dict.fromkeys(FIELDS, _NAN)
+        out["net_cka_reference"] = _cka(net_sigma, ref_sigma)
         if n > self.params.max_train or not has_sigma_form(ctx.arm.objective):
-            return dict.fromkeys(FIELDS, _NAN)
+            return out
         if self.sigma is None:
-            self._init(ctx)
+            self._init(ctx, subset)
         self._catch_up(ctx)
-        assert self.sigma is not None and self.subset is not None and self.start is not None
-        z = representations(ctx.arm, ctx.data.train_x[self.subset.to(ctx.data.train_x.device)],
-                            self.params.space)
-        net = _offdiag(similarity_matrix(z).to(self.sigma.device))
-        proxy = _offdiag(self.sigma[self.subset][:, self.subset])
+        assert self.sigma is not None and self.start is not None
+        subset = subset.to(self.sigma.device)
+        proxy_sigma = self.sigma[subset][:, subset]
+        net = _offdiag(net_sigma.to(self.sigma.device))
+        proxy = _offdiag(proxy_sigma)
         start = _offdiag(self.start)
         gap, drift = float((proxy - net).norm()), float((net - start).norm())
-        return {
+        out.update({
             "gap": gap,
             "net_drift": drift,
             "proxy_drift": float((proxy - start).norm()),
             "relative_gap": gap / drift if drift > 0 else _NAN,
             "change_corr": _corr(proxy - start, net - start),
-        }
+            "cka_reference": _cka(proxy_sigma, ref_sigma),
+        })
+        return out
 
 
 def build_similarity_descent(params: DescentParams, ctx: BuildContext) -> SimilarityDescent:
@@ -202,4 +236,10 @@ SIMILARITY_DESCENT_FIELDS = {
                              "than its starting point)"),
     "change_corr": FieldDoc("Pearson correlation of the proxy's and the network's changes "
                             "since the start"),
+    "cka_reference": FieldDoc("debiased kernel CKA of Sigma_proxy and the reference (CL) arm's "
+                              "network Sigma on the tracked samples (off-diagonal entries): "
+                              "the proxy's alignment with CL"),
+    "net_cka_reference": FieldDoc("debiased kernel CKA of this arm's and the reference (CL) "
+                                  "arm's network Sigma on the same samples: the network's own "
+                                  "alignment with CL, beside cka_reference"),
 }

@@ -1,5 +1,6 @@
 """Figures of an alignment suite from the results store: CKA over training per comparison
-arm, and final CKA against the class count C', the temperature and the batch size.
+arm, and final CKA against the class count C', the temperature and the batch size.  CKA is
+the debiased linear CKA (``cka.debiased``, the unbiased-HSIC estimator).
 
     python -m geobench_alignment.figures suites/alignment.yaml [--profile smoke]
         [--store results/geobench.sqlite] [--out leaderboards]
@@ -31,7 +32,7 @@ FACTORS = {
     "batch": "data.batch_size",
     "scaling": "train.lr_scaling",
 }
-METRIC = "cka.linear"
+METRIC = "cka.debiased"
 Lines = dict[Any, dict[Any, list[float]]]  # line label -> x -> values over seeds
 
 
@@ -115,7 +116,7 @@ def _draw(ax, lines: Lines, xlabel: str, title: str, bars: bool = True) -> None:
             ax.plot(xs, means, marker=".", label=str(label))
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=9)
-    ax.set_ylabel(f"CKA(CL, arm)  [{METRIC}]")
+    ax.set_ylabel(f"debiased CKA(CL, arm)  [{METRIC}]")
     ax.grid(alpha=0.3)
     if lines:
         ax.legend(fontsize=8)

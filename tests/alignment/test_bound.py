@@ -1,18 +1,27 @@
 """Theorem 1 bound against its formula; the corollaries' reading as valid inequalities."""
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
-from geobench_alignment.bound import AlignmentBound, BoundParams, log_theorem1_bound, lower_bound
+from geobench_alignment.bound import (
+    AlignmentBound,
+    BoundParams,
+    log_theorem1_bound,
+    lower_bound,
+    tightness,
+)
 from geobench_alignment.objectives import NSCL, ContrastiveParams, NSCLParams, NTXent
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch import nn
 
+from geobench.api import Arm
 from geobench.geometry import linear_cka, rsa
 
-from .helpers import arm, blobs, context
+from .helpers import Linear, arm, blobs, context
 
 
 def direct_bound(lrs, tau, b, c, delta):
@@ -105,4 +114,107 @@ def test_tau_falls_back_to_reference_arm_and_nan_without_any():
         math.log10(direct_bound([0.01] * 3, 0.25, 16, 3, 0.05)))
     out = metric(context(data, ce, reference=arm(CrossEntropy(4, 3)), lrs=[0.01] * 3))
     assert math.isnan(out["log10_bound"]) and math.isnan(out["cka_lower"])
-    assert math.isfinite(out["cka"])
+    for key in ("vacuous", "tightness", "tightness_batch"):
+        assert math.isnan(out[key])
+    assert math.isfinite(out["cka"]) and math.isfinite(out["gap_batch"])
+
+
+def _embed(a, x):
+    """Head embeddings computed directly in eval mode, row-normalised, float64 numpy."""
+    was = a.training
+    a.eval()
+    with torch.no_grad():
+        z = a.head(a.backbone(x)).double().numpy()
+    a.train(was)
+    return z / np.linalg.norm(z, axis=1, keepdims=True)
+
+
+def _gap(a, b, x):
+    za, zb = _embed(a, x), _embed(b, x)
+    return float(np.linalg.norm(za @ za.T - zb @ zb.T))
+
+
+def _bn_arm(objective, seed):
+    """An arm whose backbone ends in batch norm: train and eval mode embed differently."""
+    torch.manual_seed(seed)
+    return Arm(nn.Sequential(Linear(6, 5), nn.BatchNorm1d(5)), Linear(5, 4), objective)
+
+
+def _run(tau, lrs, classes=3, batch_size=16, make=arm):
+    """The metric on CL vs NSCL arms (different inits), with two distinct batch views;
+    returns its output, the reference-set gap and the batch gap computed directly."""
+    data = blobs(classes=classes, batch_size=batch_size)
+    a = make(NTXent(ContrastiveParams(tau=tau)), seed=0)
+    b = make(NSCL(NSCLParams(tau=tau)), seed=1)
+    a.train()
+    b.train()
+    ctx = context(data, b, reference=a, lrs=lrs)
+    g = torch.Generator().manual_seed(5)
+    x = ctx.batch.x
+    views = [x + 0.5 * torch.randn(x.shape, generator=g),
+             0.8 * x + torch.randn(x.shape, generator=g)]
+    out = AlignmentBound(BoundParams(delta=0.05))(dataclasses.replace(ctx, views=views))
+    assert a.training and b.training
+    return out, _gap(a, b, data.reference_x), _gap(a, b, torch.cat(views))
+
+
+TRIVIAL_REF = 2 * math.sqrt(40 * 39)  # blobs' reference set: n = 40
+TRIVIAL_BATCH = 2 * math.sqrt(32 * 31)  # 2B = 32 view rows
+
+
+@pytest.mark.parametrize("make", [arm, _bn_arm])
+def test_gaps_match_numpy_on_reference_set_and_batch_views(make):
+    out, gap, gap_batch = _run(1.0, [0.01] * 3, make=make)
+    assert out["gap"] == pytest.approx(gap, abs=1e-10)
+    assert out["gap_batch"] == pytest.approx(gap_batch, abs=1e-10)
+    assert out["gap"] > 0.1 and out["gap_batch"] > 0.1
+
+
+def test_bound_below_both_trivial_bounds_reports_tightness():
+    lrs = [0.01] * 3
+    bound = direct_bound(lrs, 2.0, 16, 3, 0.05)
+    assert bound < TRIVIAL_BATCH
+    out, gap, gap_batch = _run(2.0, lrs)
+    assert out["vacuous"] == 0.0
+    assert out["tightness"] == pytest.approx(gap / bound, rel=1e-9)
+    assert out["tightness_batch"] == pytest.approx(gap_batch / bound, rel=1e-9)
+
+
+def test_bound_between_the_batch_and_reference_trivial_bounds():
+    lrs = [7.0] * 3
+    bound = direct_bound(lrs, 2.0, 16, 3, 0.05)
+    assert TRIVIAL_BATCH < bound < TRIVIAL_REF
+    out, gap, _ = _run(2.0, lrs)
+    assert out["vacuous"] == 0.0
+    assert out["tightness"] == pytest.approx(gap / bound, rel=1e-9)
+    assert math.isnan(out["tightness_batch"])
+
+
+def test_bound_above_the_trivial_bound_is_vacuous():
+    lrs = [0.01] * 3
+    bound = direct_bound(lrs, 0.1, 16, 3, 0.05)
+    assert bound > TRIVIAL_REF
+    out, _, _ = _run(0.1, lrs)
+    assert out["log10_bound"] == pytest.approx(math.log10(bound))
+    assert out["vacuous"] == 1.0
+    assert math.isnan(out["tightness"]) and math.isnan(out["tightness_batch"])
+
+
+def test_infinite_bound_is_vacuous():
+    # C = 2, B = 8: 1 - 1/C - eps < 0
+    out, gap, _ = _run(1.0, [0.01] * 3, classes=2, batch_size=8)
+    assert math.isnan(out["log10_bound"])
+    assert out["vacuous"] == 1.0
+    assert math.isnan(out["tightness"]) and math.isnan(out["tightness_batch"])
+    assert out["gap"] == pytest.approx(gap, abs=1e-10)
+
+
+def test_tightness_edge_cases():
+    assert tightness(0.5, math.log(2.0), math.log(10.0)) == pytest.approx(0.25)
+    assert math.isnan(tightness(1.0, math.log(10.0), math.log(10.0)))  # bound = trivial
+    assert math.isnan(tightness(1.0, math.inf, math.log(10.0)))
+    assert math.isnan(tightness(1.0, math.nan, math.log(10.0)))
+    assert math.isnan(tightness(0.0, -math.inf, math.log(10.0)))  # no steps, no gap: 0 / 0
+    assert tightness(1.0, -math.inf, math.log(10.0)) == math.inf
+    assert tightness(1.0, -800.0, math.log(10.0)) == math.inf  # e^800 overflows a float
+    assert tightness(0.0, math.log(2.0), math.log(10.0)) == 0.0

@@ -1,8 +1,10 @@
 """Similarity descent: the Sigma-space losses against loop formulas, their gradients
-against finite differences, and the metric's bookkeeping of the realised batches."""
+against finite differences, the metric's bookkeeping of the realised batches, and its CKA
+against the reference arm against a numpy computation."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from geobench_alignment import losses
@@ -112,14 +114,14 @@ def test_sigma_gradient_matches_finite_differences_of_symmetric_variables(kind):
         assert float(grad[k, i]) == pytest.approx(float(grad[i, k]))
 
 
-def _run(metric, a, data, steps, lrs, seed=7):
+def _run(metric, a, data, steps, lrs, seed=7, reference=None):
     """Drive the metric as the engine does: evaluated before the update of each scheduled
     step, told of every step's batch after it (the arm itself is not trained here)."""
     outs = {}
     for batch in batches(data, seed, steps + 1):
         if batch.step in metric_steps(metric.every, steps):
-            ctx = context(data, a, step=batch.step, total=steps, batch=batch,
-                          lrs=lrs[: batch.step])
+            ctx = context(data, a, reference=reference, step=batch.step, total=steps,
+                          batch=batch, lrs=lrs[: batch.step])
             outs[batch.step] = metric(ctx)
         if batch.step < steps:
             metric.observe(StepEvent(batch.step, steps, "b", a, batch, [batch.x, batch.x],
@@ -193,3 +195,84 @@ def test_ce_and_oversized_sets_report_nan():
     out = SimilarityDescent(DescentParams(max_train=10))(
         context(data, arm(OBJECTIVES["cl"])))
     assert all(math.isnan(v) for v in out.values())
+
+
+def np_debiased_cka(k, l_):
+    """Debiased kernel CKA from the U-statistic of Song et al. (2012), written out in numpy."""
+    n = k.shape[0]
+
+    def hsic(a, b):
+        a, b = a - np.diag(np.diag(a)), b - np.diag(np.diag(b))
+        one = np.ones(n)
+        value = (np.trace(a @ b) + (one @ a @ one) * (one @ b @ one) / ((n - 1) * (n - 2))
+                 - 2 / (n - 2) * one @ a @ b @ one)
+        return value / (n * (n - 3))
+
+    return hsic(k, l_) / math.sqrt(hsic(k, k) * hsic(l_, l_))
+
+
+def np_sigma(the_arm, x):
+    """Row-normalised Z Z^T of the head embeddings of x."""
+    with torch.no_grad():
+        z = the_arm.embed(x).double().numpy()
+    z = z / np.linalg.norm(z, axis=1, keepdims=True)
+    return z @ z.T
+
+
+def np_subset(n, m):
+    return np.rint(np.linspace(0, n - 1, m)).astype(int)
+
+
+CKA_FIELDS = ("cka_reference", "net_cka_reference")
+
+
+def test_reference_is_the_arm_itself_at_step_0_gives_cka_one():
+    data = blobs(n=48, batch_size=8)
+    a = arm(OBJECTIVES["cl"])
+    out = SimilarityDescent(DescentParams(eval_size=20))(context(data, a, reference=a))
+    assert out["net_cka_reference"] == pytest.approx(1.0, abs=1e-12)
+    assert out["cka_reference"] == pytest.approx(1.0, abs=1e-6)  # proxy = network's Sigma
+
+
+def test_cka_against_another_arm_matches_numpy():
+    data = blobs(n=48, batch_size=8)
+    a, ref = arm(OBJECTIVES["nscl"], seed=0), arm(OBJECTIVES["cl"], seed=1)
+    metric = SimilarityDescent(DescentParams(every=6, eval_size=20))
+    out = _run(metric, a, data, steps=6, lrs=[5.0] * 6, reference=ref)[6]
+    idx = np_subset(48, 20)
+    x = data.train_x[torch.from_numpy(idx)]
+    sigma_ref = np_sigma(ref, x)
+    proxy = metric.sigma.numpy()[np.ix_(idx, idx)]
+    assert out["net_cka_reference"] == pytest.approx(np_debiased_cka(np_sigma(a, x), sigma_ref),
+                                                     abs=1e-9)
+    assert out["cka_reference"] == pytest.approx(np_debiased_cka(proxy, sigma_ref), abs=1e-9)
+    assert abs(out["cka_reference"] - out["net_cka_reference"]) > 1e-3  # the proxy moved
+
+
+def test_no_reference_gives_nan_cka_and_keeps_the_other_fields():
+    data = blobs(n=48, batch_size=8)
+    out = SimilarityDescent(DescentParams(eval_size=20))(context(data, arm(OBJECTIVES["cl"])))
+    assert all(math.isnan(out[f]) for f in CKA_FIELDS)
+    assert all(math.isfinite(out[f]) for f in ("gap", "net_drift", "proxy_drift"))
+
+
+@pytest.mark.parametrize("case", ["ce", "oversized"])
+def test_without_proxy_the_network_cka_is_still_measured(case):
+    data = blobs(n=48, batch_size=8)
+    if case == "ce":
+        a, params = arm(CrossEntropy(4, 3)), DescentParams(eval_size=20)
+    else:
+        a, params = arm(OBJECTIVES["cl"]), DescentParams(eval_size=20, max_train=10)
+    ref = arm(OBJECTIVES["cl"], seed=1)
+    out = SimilarityDescent(params)(context(data, a, reference=ref))
+    x = data.train_x[torch.from_numpy(np_subset(48, 20))]
+    expected = np_debiased_cka(np_sigma(a, x), np_sigma(ref, x))
+    assert out["net_cka_reference"] == pytest.approx(expected, abs=1e-9)
+    assert all(math.isnan(v) for k, v in out.items() if k != "net_cka_reference")
+
+
+def test_fewer_than_four_tracked_samples_give_nan_cka():
+    data = blobs(n=48, batch_size=8)
+    a = arm(OBJECTIVES["cl"])
+    out = SimilarityDescent(DescentParams(eval_size=3))(context(data, a, reference=a))
+    assert all(math.isnan(out[f]) for f in CKA_FIELDS) and math.isfinite(out["gap"])

@@ -24,8 +24,8 @@ CELLS = [
     _cell("b256l", batch=256, scaling="linear"), _cell("b16n", batch=16),
     _cell("dig", dataset="digits", classes=10),
 ]
-FINALS = {c.id: {"cl~nscl/cka.linear": i / 10, "cl~ce/cka.linear": -i / 10}
-          for i, c in enumerate(CELLS)}
+FINALS = {c.id: {"cl~nscl/cka.debiased": i / 10, "cl~ce/cka.debiased": -i / 10,
+                 "cl~nscl/cka.biased": 9.0} for i, c in enumerate(CELLS)}
 
 
 def test_reference_point_is_the_most_common_value():
@@ -56,9 +56,10 @@ def test_batch_lines_share_the_base_batch_point():
 
 def test_training_curves_at_reference_only():
     ref = reference_point(CELLS)
-    series = [("ref0", "cl~nscl", "cka.linear", 0, 1.0), ("ref1", "cl~nscl", "cka.linear", 0, 0.8),
-              ("c2", "cl~nscl", "cka.linear", 0, 0.1), ("ref0", "cl~ce", "cka.linear", 5, 0.5),
-              ("ref0", "cl~nscl", "rsa.value", 0, 0.3)]
+    cka = "cka.debiased"
+    series = [("ref0", "cl~nscl", cka, 0, 1.0), ("ref1", "cl~nscl", cka, 0, 0.8),
+              ("c2", "cl~nscl", cka, 0, 0.1), ("ref0", "cl~ce", cka, 5, 0.5),
+              ("ref0", "cl~nscl", "cka.biased", 0, 0.6), ("ref0", "cl~nscl", "rsa.value", 0, 0.3)]
     lines = curve_points(CELLS, series, ref)
     assert dict(lines["nscl"]) == {0: [1.0, 0.8]}
     assert dict(lines["ce"]) == {5: [0.5]}

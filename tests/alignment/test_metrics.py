@@ -32,18 +32,31 @@ def _reps(a, x, space):
     return out.double().numpy()
 
 
+def _hsic_u(K, L):
+    """Unbiased HSIC (Song et al. 2012) of two Gram matrices, diagonals zeroed."""
+    n = K.shape[0]
+    K, L = K - np.diag(np.diag(K)), L - np.diag(np.diag(L))
+    one = np.ones(n)
+    value = ((K * L).sum() + (one @ K @ one) * (one @ L @ one) / ((n - 1) * (n - 2))
+             - 2 / (n - 2) * (one @ K @ L @ one))
+    return value / (n * (n - 3))
+
+
 @pytest.mark.parametrize("space", ["backbone", "head"])
-def test_cka_matches_gram_formula(space):
+def test_cka_matches_gram_formulas(space):
     data = blobs()
     a, b = _two_arms()
     out = CKA(SpaceParams(space=space))(context(data, b, reference=a))
+    assert list(out) == ["debiased", "biased"]
     X, Y = _reps(a, data.reference_x, space), _reps(b, data.reference_x, space)
     n = X.shape[0]
     H = np.eye(n) - 1.0 / n
     K, L = H @ X @ X.T @ H, H @ Y @ Y.T @ H
-    ref = (K * L).sum() / np.sqrt((K * K).sum() * (L * L).sum())
-    assert out["linear"] == pytest.approx(ref, rel=1e-6)
-    assert -1.0 <= out["debiased"] <= 1.0
+    biased = (K * L).sum() / np.sqrt((K * K).sum() * (L * L).sum())
+    assert out["biased"] == pytest.approx(biased, rel=1e-6)
+    K, L = X @ X.T, Y @ Y.T
+    debiased = _hsic_u(K, L) / np.sqrt(_hsic_u(K, K) * _hsic_u(L, L))
+    assert out["debiased"] == pytest.approx(debiased, rel=1e-6, abs=1e-9)
 
 
 def test_rsa_matches_scipy():
@@ -74,8 +87,9 @@ def test_identical_arms_are_perfectly_aligned():
     data = blobs()
     a, b = arm(NTXent(ContrastiveParams()), seed=3), arm(CrossEntropy(4, 3), seed=3)
     ctx = context(data, b, reference=a)
-    assert CKA(SpaceParams())(ctx)["linear"] == pytest.approx(1.0)
-    assert RSA(RSAParams())(ctx)["value"] == pytest.approx(1.0)
+    cka = CKA(SpaceParams())(ctx)
+    assert cka["debiased"] == pytest.approx(1.0) and cka["biased"] == pytest.approx(1.0)
+    assert all(v == pytest.approx(1.0) for v in RSA(RSAParams())(ctx).values())
     assert SimilarityGap(SpaceParams())(ctx)["frobenius"] == pytest.approx(0.0, abs=1e-6)
     dist = WeightDistance(MetricParams())(ctx)
     assert dist == {"network": 0.0, "backbone": 0.0, "head": 0.0}

@@ -31,6 +31,7 @@ arms:
   nscl: {objective: {name: nscl, tau: 0.5}}
   supcon: {objective: {name: supcon, tau: 0.5}}
   ce: {objective: {name: ce}}
+  cl_prime: {objective: {name: cl, tau: 0.5}, replicate: 1}
 """
 
 
@@ -49,8 +50,9 @@ def _series(result, label, key):
 def test_run_completes_with_every_pair_and_arm(result):
     assert result.status == "complete", result.traceback
     for other in ("nscl", "supcon", "ce"):
-        for key in ("cka.linear", "cka.debiased", "rsa.value", "similarity_gap.frobenius",
-                    "weight_distance.network", "alignment_bound.cka_lower"):
+        for key in ("cka.debiased", "cka.biased", "rsa.value", "rsa.authors_pearson",
+                    "similarity_gap.frobenius", "weight_distance.network",
+                    "alignment_bound.cka_lower", "alignment_bound.gap_batch"):
             assert f"cl~{other}/{key}" in result.finals
     for arm in ("cl", "nscl", "supcon"):
         assert math.isfinite(result.finals[f"{arm}/similarity_descent.gap"])
@@ -59,12 +61,19 @@ def test_run_completes_with_every_pair_and_arm(result):
 
 def test_shared_initialisation_gives_perfect_alignment_at_step_zero(result):
     for other in ("nscl", "supcon", "ce"):
-        assert _series(result, f"cl~{other}", "cka.linear")[0] == pytest.approx(1.0)
+        assert _series(result, f"cl~{other}", "cka.debiased")[0] == pytest.approx(1.0)
         assert _series(result, f"cl~{other}", "weight_distance.network")[0] == 0.0
         assert _series(result, f"cl~{other}", "similarity_gap.frobenius")[0] == pytest.approx(
             0.0, abs=1e-9)
         # the arms then move apart in weight space
         assert _series(result, f"cl~{other}", "weight_distance.network")[6] > 0.0
+
+
+def test_the_replicate_arm_starts_elsewhere_and_is_measured_against_cl(result):
+    distance = _series(result, "cl~cl_prime", "weight_distance.network")[0]
+    assert 0.5 < distance < 2.0  # two independent initialisations: about sqrt(2) apart
+    assert _series(result, "cl~cl_prime", "cka.debiased")[0] < 0.99
+    assert math.isfinite(result.finals["cl_prime/similarity_descent.cka_reference"])
 
 
 def test_similarity_descent_starts_on_the_network(result):

@@ -100,3 +100,28 @@ def test_a_pipe_in_a_legend_cell_is_escaped():
     row = md.strip().splitlines()[-1]
     assert len(re.findall(r"(?<!\\)\|", row)) == 8  # 7 cells
     assert "a\\|b" in row and "max\\|x\\| over y" in row
+
+
+def test_a_column_that_names_nan_counts_and_shows_it(tmp_path):
+    text = small_suite(lrs=(0.1, 0.2, 0.3)).replace(
+        "- {key: loss.train, label: final loss}",
+        "- {key: loss.train, label: final loss, nan: vacuous}")
+    (tmp_path / "s.yaml").write_text(text)
+    loaded = load_suite(tmp_path / "s.yaml")
+    cells = expand(loaded, registry())
+    by = {(c.varied["optimizer.lr"], c.trial_seed): c for c in cells}
+    store = Store(tmp_path / "db.sqlite")
+    loss = {(0.1, 0): 1.0, (0.1, 1): 3.0, (0.2, 0): math.nan, (0.2, 1): 2.5,
+            (0.3, 0): math.nan, (0.3, 1): math.nan}
+    for key, value in loss.items():
+        series = [("main", "loss.train", 0, value), ("main", "nccc.accuracy", 0, 0.5)]
+        store.write(by[key], CellResult(by[key].id, "complete", series=series,
+                                        finals={"loss.train": value, "nccc.accuracy": 0.5}),
+                    {"git_sha": "abc", "torch": "2.x"})
+    md = render(loaded, cells, store, tmp_path / "lb" / "s.md", registry())
+    rows = {row[0]: row[1:] for row in _table(md)}
+    half = 12.706204736 * statistics.stdev([1.0, 3.0]) / 2**.5
+    assert rows["0.1"][1] == f"**2 ± {half:.4g} (n=2)**"  # loss: lower is better
+    assert rows["0.2"][1] == "2.5 (n=1/2) vacuous 1/2"
+    assert rows["0.3"][1] == "vacuous (n=2/2)"
+    assert rows["0.3"][0] == "**0.5 ± 0 (n=2)**"  # a column without `nan` is unchanged
