@@ -25,9 +25,9 @@ The claim is ``d > margin`` (``>`` forms) or ``d < -margin`` (``<`` forms):
 - ``insufficient``: fewer than 3 trial seeds with a value.
 
 Diverged and failed cells, and values that are missing or NaN, are excluded and counted.
-A one-sample claim with ``also`` conditions is tested part by part on the same cells; it is
-``insufficient`` if a part is, else ``fails`` if a part fails, else ``holds`` if every part
-holds, else ``inconclusive``.
+A claim with ``also`` conditions is tested part by part (each part on the claim's cells or
+its own ``where``); it is ``insufficient`` if a part is, else ``fails`` if a part fails, else
+``holds`` if every part holds, else ``inconclusive``.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Verdict:
                "n": self.n, "pairs": self.pairs, "excluded": self.excluded,
                "missing": self.missing, "verdict": self.verdict}
         if self.parts:
-            keys = ("metric", "stat", "expect", "scale", "margin")
+            keys = ("metric", "stat", "expect", "scale", "margin", "where")
             out["parts"] = [{**{k: getattr(p.claim, k) for k in keys},
                              **{k: getattr(p, k) for k in PART_KEYS}} for p in self.parts]
         return out
@@ -263,11 +263,20 @@ def claims_table(verdicts: list[Verdict]) -> str:
             + (f" ({v.missing} missing)" if v.missing else "")
         parts = v.parts or [v]
         rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
-                     " and ".join(f"`{p.claim.metric}` {p.claim.expect}" for p in parts),
+                     " and ".join(f"`{p.claim.metric}` {p.claim.expect}"
+                                  + _own_cells(p.claim, v.claim) for p in parts),
                      "; ".join(format_effect(p) for p in parts), n, f"**{v.verdict}**"])
     headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n (trial seeds)",
                "verdict"]
     return markdown_table(rows, headers)
+
+
+def _own_cells(part: Claim, claim: Claim) -> str:
+    """`` at k=v, ...`` for a part that tests other cells than its claim's, else ''."""
+    if part.where == claim.where:
+        return ""
+    alternatives = [", ".join(f"{k}={v}" for k, v in w.items()) for w in part.alternatives]
+    return " at " + " or ".join(alternatives)
 
 
 def md_cell(text: str) -> str:

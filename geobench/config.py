@@ -217,6 +217,8 @@ class Condition(Strict):
     scale: Literal["linear", "log"] = "linear"
     margin: float = Field(0.0, ge=0.0, allow_inf_nan=False,
                           description="the effect must clear this margin")
+    where: dict[str, Any] | list[dict[str, Any]] | None = Field(
+        None, description="the cells of this part (default: the claim's)")
 
     @model_validator(mode="after")
     def _form(self) -> Condition:
@@ -256,13 +258,15 @@ class Claim(Condition):
     ci: Literal["t", "bootstrap"] = Field("t", description="95% interval: Student-t or "
                                                            "bootstrap percentile")
     also: list[Condition] = Field(
-        default_factory=list, description="further tests on the same cells (each paired or "
-        "one-sample); the claim holds when every part holds")
+        default_factory=list, description="further tests, each paired or one-sample, on the "
+        "claim's cells or their own 'where'; the claim holds when every part holds")
 
     @property
     def parts(self) -> list[Claim]:
-        """The claim and each ``also`` condition as claims on the same cells."""
-        tested = [{k: getattr(c, k) for k in Condition.model_fields} for c in self.also]
+        """The claim and each ``also`` condition as claims (a condition without ``where``
+        tests the claim's cells)."""
+        tested = [{k: getattr(c, k) for k in Condition.model_fields
+                   if not (k == "where" and c.where is None)} for c in self.also]
         return [self.model_copy(update={"also": []})] + [
             self.model_copy(update={**t, "also": []}) for t in tested]
 

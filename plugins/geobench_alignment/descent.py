@@ -28,6 +28,15 @@ debiased estimator, which zeroes the diagonals: like the fields above they read 
 off-diagonal pairs (the proxy's moving diagonal does not enter).  NaN without a reference
 or with fewer than 4 tracked samples.
 
+Theorem 1's own object.  The theorem couples two similarity-descent runs from one Sigma_0 on
+the same batches, one per loss.  Beside the arm's proxy the metric runs a second one under
+the reference arm's objective (CL), from the same Sigma_0 and on this arm's batches:
+``pair_gap`` = ||Sigma_proxy^arm - Sigma_proxy^ref||_F over all N x N training pairs, and
+``pair_tightness`` = pair_gap / D with D the Theorem 1 bound after the steps taken (tau: this
+arm's objective; B, C, delta as ``alignment_bound``), NaN where D is vacuous on N samples
+(infinite or >= 2 sqrt(N (N - 1))).  NaN on the reference arm itself and when the reference
+has no Sigma-space form; 0 for an arm with the reference's loss (CL').
+
 Arms whose objective has no Sigma-space form (``ce``), and training sets beyond
 ``max_train``, get NaN in every field but ``net_cka_reference``, which needs no proxy.
 
@@ -56,12 +65,13 @@ from geobench.api import (
 )
 from geobench.geometry import similarity_matrix
 from geobench.geometry.similarity import kernel_cka
+from geobench_alignment.bound import log_theorem1_bound, log_trivial_bound, tightness
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
 _NAN = float("nan")
 FIELDS = ("gap", "net_drift", "proxy_drift", "relative_gap", "change_corr", "cka_reference",
-          "net_cka_reference")
+          "net_cka_reference", "pair_gap", "pair_tightness")
 
 
 def has_sigma_form(objective: Objective) -> bool:
@@ -126,6 +136,7 @@ class DescentParams(MetricParams):
         "beyond it the proxy's fields are NaN"
     )
     eval_size: int = Field(256, ge=2, description="training samples the gap is measured on")
+    delta: float = Field(0.05, gt=0, lt=1, description="failure probability of the bound")
 
 
 def _offdiag(m: Tensor) -> Tensor:
@@ -151,6 +162,7 @@ class SimilarityDescent(Metric):
     def __init__(self, params: DescentParams) -> None:
         super().__init__(params)
         self.sigma: Tensor | None = None
+        self.paired: Tensor | None = None  # the proxy under the reference arm's objective
         self.start: Tensor | None = None
         self.subset: Tensor | None = None
         self.applied = 0  # steps folded into sigma
@@ -159,6 +171,9 @@ class SimilarityDescent(Metric):
     def _init(self, ctx: MetricContext, subset: Tensor) -> None:
         z = representations(ctx.arm, ctx.data.train_x, self.params.space)
         self.sigma = similarity_matrix(z)
+        ref = ctx.reference
+        if ref is not None and ref is not ctx.arm and has_sigma_form(ref.objective):
+            self.paired = self.sigma.clone()
         self.start = self.sigma[subset][:, subset].clone()
         self.applied = ctx.step
 
@@ -183,6 +198,10 @@ class SimilarityDescent(Metric):
                                    "(the metric follows training through Metric.observe)")
             index = self.queue.pop(t).to(self.sigma.device)
             proxy_step(self.sigma, ctx.arm.objective, index, labels[index], ctx.lrs[t])
+            if self.paired is not None:
+                assert ctx.reference is not None
+                proxy_step(self.paired, ctx.reference.objective, index, labels[index],
+                           ctx.lrs[t])
             self.applied += 1
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
@@ -218,6 +237,11 @@ class SimilarityDescent(Metric):
             "change_corr": _corr(proxy - start, net - start),
             "cka_reference": _cka(proxy_sigma, ref_sigma),
         })
+        if self.paired is not None:
+            out["pair_gap"] = float((self.sigma - self.paired).norm())
+            log_d = log_theorem1_bound(ctx.lrs, ctx.arm.objective.tau, ctx.data.batch_size,
+                                       ctx.data.num_classes, self.params.delta)
+            out["pair_tightness"] = tightness(out["pair_gap"], log_d, log_trivial_bound(n))
         return out
 
 
@@ -236,6 +260,11 @@ SIMILARITY_DESCENT_FIELDS = {
                              "than its starting point)"),
     "change_corr": FieldDoc("Pearson correlation of the proxy's and the network's changes "
                             "since the start"),
+    "pair_gap": FieldDoc("||Sigma_proxy^arm - Sigma_proxy^ref||_F over all training pairs: "
+                         "two similarity-descent runs from one Sigma_0 on the same batches, "
+                         "one per loss (Theorem 1's own object)"),
+    "pair_tightness": FieldDoc("pair_gap over Theorem 1's bound (<= 1: it holds); NaN where "
+                               "the bound is vacuous on the N training samples"),
     "cka_reference": FieldDoc("debiased kernel CKA of Sigma_proxy and the reference (CL) arm's "
                               "network Sigma on the tracked samples (off-diagonal entries): "
                               "the proxy's alignment with CL"),

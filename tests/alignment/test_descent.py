@@ -276,3 +276,36 @@ def test_fewer_than_four_tracked_samples_give_nan_cka():
     a = arm(OBJECTIVES["cl"])
     out = SimilarityDescent(DescentParams(eval_size=3))(context(data, a, reference=a))
     assert all(math.isnan(out[f]) for f in CKA_FIELDS) and math.isfinite(out["gap"])
+
+
+def test_pair_gap_is_the_distance_between_two_single_loss_proxies():
+    """The paired proxy equals a separate run under the reference's loss from the same
+    start on the same batches; pair_tightness is that distance over the bound's formula."""
+    tau, c = 4.0, 6  # a bound that is not vacuous on 48 samples
+    data = blobs(n=48, batch_size=8, classes=c)
+    a = arm(NSCL(NSCLParams(tau=tau)), seed=3)
+    ref = arm(NTXent(ContrastiveParams(tau=tau)), seed=3)  # the same weights
+    lrs = [0.5] * 6
+    paired = SimilarityDescent(DescentParams(every=3))
+    out = _run(paired, a, data, steps=6, lrs=lrs, reference=ref)[6]
+    alone = SimilarityDescent(DescentParams(every=3))
+    _run(alone, ref, data, steps=6, lrs=lrs)  # CL's own proxy, no reference
+    expected = float(torch.linalg.norm(paired.sigma - alone.sigma))
+    assert out["pair_gap"] == pytest.approx(expected, rel=1e-12) and expected > 0
+    t, b, n = len(lrs), 8, 48
+    eps = math.sqrt(math.log(t * b / 0.05) / (2 * b))
+    bound = (math.exp(sum(lrs) / (2 * tau**2 * b)) * sum(lrs) / (tau * math.sqrt(b))
+             * 2 * math.exp(2 / tau) * (1 / c + eps) / (1 - 1 / c - eps))
+    assert bound < 2 * math.sqrt(n * (n - 1))  # not vacuous on 48 samples
+    assert out["pair_tightness"] == pytest.approx(expected / bound, rel=1e-10)
+
+
+def test_pair_fields_are_nan_on_the_reference_itself_and_for_ce():
+    data = blobs(n=48, batch_size=8)
+    cl = arm(OBJECTIVES["cl"])
+    own = _run(SimilarityDescent(DescentParams(every=2)), cl, data, steps=2, lrs=[0.3] * 2,
+               reference=cl)[2]
+    ce = _run(SimilarityDescent(DescentParams(every=2)), cl, data, steps=2, lrs=[0.3] * 2,
+              reference=arm(CrossEntropy(4, 3)))[2]
+    for out in (own, ce):
+        assert math.isnan(out["pair_gap"]) and math.isnan(out["pair_tightness"])

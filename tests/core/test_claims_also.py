@@ -184,8 +184,8 @@ def test_claims_json_has_every_part(tmp_path, capsys):
     row = json.loads(capsys.readouterr().out)
     assert (row["metric"], row["effect"], row["n"]) == ("nccc.accuracy", pytest.approx(0.115), 4)
     assert row["verdict"] == "fails"
-    keys = ["metric", "stat", "expect", "scale", "margin", "effect", "ci_low", "ci_high", "n",
-            "pairs", "excluded", "missing", "verdict"]
+    keys = ["metric", "stat", "expect", "scale", "margin", "where", "effect", "ci_low",
+            "ci_high", "n", "pairs", "excluded", "missing", "verdict"]
     assert [list(p) for p in row["parts"]] == [keys, keys]
     assert [(p["metric"], p["expect"], p["verdict"]) for p in row["parts"]] == [
         ("nccc.accuracy", "> 0.7", "holds"), ("knn.accuracy", "> 0.6", "fails")]
@@ -199,3 +199,16 @@ def test_a_part_naming_an_unmeasured_field_or_unknown_arm_is_refused_at_load(tmp
         _suite(tmp_path, _main("{metric: knn.acuracy, expect: '> 0.3'}"))
     with pytest.raises(SuiteError, match=r"claims\[0\]\.also\[0\]: claim 'c' names arm 'x'"):
         _suite(tmp_path, _main("{metric: x/knn.accuracy, expect: '> 0.3'}"))
+
+
+def test_a_part_with_its_own_cells(tmp_path):
+    v = _verdict(tmp_path, _main("{metric: nccc.accuracy, expect: '> 0.7', "
+                                 "where: {optimizer.lr: 0.2}}"))
+    # lr 0.05: 0.8 + 0.01 s - 0.7 holds; lr 0.2: -5 + 0.01 s - 0.7 = -5.685 on average, fails
+    assert [(p.effect, p.verdict) for p in v.parts] == [
+        (pytest.approx(0.115), "holds"), (pytest.approx(-5.685), "fails")]
+    assert v.verdict == "fails"
+    row = claims_table([v]).splitlines()[2]
+    assert "| `nccc.accuracy` > 0.7 and `nccc.accuracy` > 0.7 at optimizer.lr=0.2 |" in row
+    assert [p["where"] for p in v.as_json()["parts"]] == [{"optimizer.lr": 0.05},
+                                                          {"optimizer.lr": 0.2}]
