@@ -34,8 +34,9 @@ the reference arm's objective (CL), from the same Sigma_0 and on this arm's batc
 ``pair_gap`` = ||Sigma_proxy^arm - Sigma_proxy^ref||_F over all N x N training pairs, and
 ``pair_tightness`` = pair_gap / D with D the Theorem 1 bound after the steps taken (tau: this
 arm's objective; B, C, delta as ``alignment_bound``), NaN where D is vacuous on N samples
-(infinite or >= 2 sqrt(N (N - 1))).  NaN on the reference arm itself and when the reference
-has no Sigma-space form; 0 for an arm with the reference's loss (CL').
+(infinite or >= 2 sqrt(N (N - 1))).  Not reported where there is no pair: on the reference
+arm itself, for an arm or a reference without a Sigma-space form, beyond ``max_train``; 0 for
+an arm with the reference's loss (CL').
 
 Arms whose objective has no Sigma-space form (``ce``), and training sets beyond
 ``max_train``, get NaN in every field but ``net_cka_reference``, which needs no proxy.
@@ -71,7 +72,7 @@ from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
 _NAN = float("nan")
 FIELDS = ("gap", "net_drift", "proxy_drift", "relative_gap", "change_corr", "cka_reference",
-          "net_cka_reference", "pair_gap", "pair_tightness")
+          "net_cka_reference")
 
 
 def has_sigma_form(objective: Objective) -> bool:
