@@ -26,7 +26,7 @@ The claim is ``d > margin`` (``>`` forms) or ``d < -margin`` (``<`` forms):
 
 Diverged and failed cells, and values that are missing or NaN, are excluded and counted.
 A claim with ``also`` conditions is tested part by part (each part on the claim's cells or
-its own ``where``); it is ``insufficient`` if a part is, else ``fails`` if a part fails, else
+its own ``where``); it ``fails`` if a part fails, else is ``insufficient`` if a part is, else
 ``holds`` if every part holds, else ``inconclusive``.
 """
 
@@ -150,9 +150,10 @@ def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
 
 
 def combined(verdicts: list[str]) -> str:
-    """``insufficient`` if any part is, else ``fails`` if any part fails, else ``holds`` if
-    every part holds, else ``inconclusive``."""
-    for worst in ("insufficient", "fails"):
+    """``fails`` if any part fails (one refuted part refutes the conjunction), else
+    ``insufficient`` if any part is, else ``holds`` if every part holds, else
+    ``inconclusive``."""
+    for worst in ("fails", "insufficient"):
         if worst in verdicts:
             return worst
     return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"

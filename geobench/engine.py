@@ -7,8 +7,9 @@ from identical weights (asserted for arms); all arms see the same batches (``dat
 and views (``augment/<step>``); each metric instance draws from ``metric/<id>/<step>`` and
 leaves training's RNG (``train``) untouched.  An arm with ``replicate: k > 0`` is an
 independent run of the same trial seed: its weights, batch order and views come from the
-streams ``<name>/replicate<k>`` (``geobench.streams.replicate_stream``); the data, the metrics'
-draws and training's RNG are shared.
+streams ``<name>/replicate<k>`` (``geobench.streams.replicate_stream``), training's global
+RNG included (``train/replicate<k>``, swapped in around its steps); the data and the metrics'
+draws are shared.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import torch
@@ -35,6 +37,7 @@ from geobench.streams import (
     DATA,
     ORDER,
     TRAIN,
+    SavedRng,
     augment_stream,
     generator,
     global_rng,
@@ -220,6 +223,8 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     orders = [batches(data, stream_seed(trial, replicate_stream(ORDER, k)), total + 1)
               for k in replicates]
     torch.manual_seed(stream_seed(trial, TRAIN))
+    train_rngs = {k: SavedRng(stream_seed(trial, replicate_stream(TRAIN, k)))
+                  for k in replicates if k}
     for step_batches in zip(*orders):
         step = step_batches[0].step
         inputs: Inputs = {}
@@ -234,7 +239,11 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
         _run_metrics(runs, step, total, data, inputs, augment, trial, history, result)
         if step == total:
             break
-        pending.append(torch.stack([r.step(*inputs[r.replicate], step, total) for r in runs]))
+        losses = []
+        for r in runs:
+            with train_rngs[r.replicate].active() if r.replicate else nullcontext():
+                losses.append(r.step(*inputs[r.replicate], step, total))
+        pending.append(torch.stack(losses))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
             if _flush_losses(runs, pending, step + 1, log_every, result, progress, total,
                              guard):

@@ -15,8 +15,8 @@ engine uses:
   ``metric/<id>/<step>`` its draws at one evaluation (``MetricContext.generator`` and the
   global RNG while it runs).
 
-An arm with ``replicate: k > 0`` draws its ``init/*``, ``data/order`` and ``augment/<step>``
-from ``<name>/replicate<k>`` instead: an independent run on the same data.
+An arm with ``replicate: k > 0`` draws its ``init/*``, ``data/order``, ``augment/<step>`` and
+``train`` from ``<name>/replicate<k>`` instead: an independent run on the same data.
 """
 
 from __future__ import annotations
@@ -65,3 +65,28 @@ def global_rng(seed: int) -> Iterator[None]:
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         yield
+
+
+class SavedRng:
+    """A global-RNG stream kept aside: ``active()`` runs a block with torch's global RNG (CPU
+    and CUDA) in this stream's state, saves where the block left it for next time, and
+    restores the state from before."""
+
+    def __init__(self, seed: int) -> None:
+        self.devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() \
+            else []
+        with global_rng(seed):
+            self.state = self._get()
+
+    def _get(self) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        return torch.get_rng_state(), [torch.cuda.get_rng_state(d) for d in self.devices]
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        with torch.random.fork_rng(devices=self.devices):
+            cpu, cuda = self.state
+            torch.set_rng_state(cpu)
+            for device, state in zip(self.devices, cuda):
+                torch.cuda.set_rng_state(state, device)
+            yield
+            self.state = self._get()

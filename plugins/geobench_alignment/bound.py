@@ -111,7 +111,8 @@ class AlignmentBound(Metric):
     The theorem covers the CL-NSCL pair; for other arms the same bound is shown for
     comparison.  Both arms' embeddings (``space``) are computed in eval mode, on the
     reference set (n rows) and on the current training batch's views ``torch.cat(ctx.views)``
-    (m = 2B rows, the inputs the loss saw at this step).
+    (m = 2B rows: metrics run before the step's update, so these are the inputs the loss
+    takes right after; the final evaluation's batch is drawn but not trained on).
 
     Fields: ``log10_bound`` (log10 D, NaN if infinite), ``gap`` = ||Sigma^ref - Sigma^arm||_F
     on the reference set, ``gap_batch`` the same on the batch, ``vacuous`` = 1 if D = inf or

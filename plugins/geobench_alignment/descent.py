@@ -33,10 +33,11 @@ the same batches, one per loss.  Beside the arm's proxy the metric runs a second
 the reference arm's objective (CL), from the same Sigma_0 and on this arm's batches:
 ``pair_gap`` = ||Sigma_proxy^arm - Sigma_proxy^ref||_F over all N x N training pairs, and
 ``pair_tightness`` = pair_gap / D with D the Theorem 1 bound after the steps taken (tau: this
-arm's objective; B, C, delta as ``alignment_bound``), NaN where D is vacuous on N samples
-(infinite or >= 2 sqrt(N (N - 1))).  Not reported where there is no pair: on the reference
-arm itself, for an arm or a reference without a Sigma-space form, beyond ``max_train``; 0 for
-an arm with the reference's loss (CL').
+arm's objective; B, C, delta as ``alignment_bound``), NaN where D is infinite.  Proxies are
+not projected onto [-1, 1], so the ceiling 2 sqrt(N (N - 1)) of two cosine similarity
+matrices does not bound them and is not used.  Not reported where there is no pair: on the
+reference arm itself, for an arm with the same loss (CL'), for an arm or a reference without
+a Sigma-space form, and beyond ``max_train``.
 
 Arms whose objective has no Sigma-space form (``ce``), and training sets beyond
 ``max_train``, get NaN in every field but ``net_cka_reference``, which needs no proxy.
@@ -66,7 +67,7 @@ from geobench.api import (
 )
 from geobench.geometry import similarity_matrix
 from geobench.geometry.similarity import kernel_cka
-from geobench_alignment.bound import log_theorem1_bound, log_trivial_bound, tightness
+from geobench_alignment.bound import log_theorem1_bound, tightness
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
@@ -140,6 +141,12 @@ class DescentParams(MetricParams):
     delta: float = Field(0.05, gt=0, lt=1, description="failure probability of the bound")
 
 
+def _same_loss(a: Objective, b: Objective) -> bool:
+    """Whether two contrastive objectives are the same loss (class, tau, NSCL's convention)."""
+    return type(a) is type(b) and a.tau == b.tau and getattr(
+        a, "positive_in_denominator", None) == getattr(b, "positive_in_denominator", None)
+
+
 def _offdiag(m: Tensor) -> Tensor:
     return m[~torch.eye(m.shape[0], dtype=torch.bool, device=m.device)]
 
@@ -173,7 +180,8 @@ class SimilarityDescent(Metric):
         z = representations(ctx.arm, ctx.data.train_x, self.params.space)
         self.sigma = similarity_matrix(z)
         ref = ctx.reference
-        if ref is not None and ref is not ctx.arm and has_sigma_form(ref.objective):
+        if ref is not None and has_sigma_form(ref.objective) \
+                and not _same_loss(ref.objective, ctx.arm.objective):
             self.paired = self.sigma.clone()
         self.start = self.sigma[subset][:, subset].clone()
         self.applied = ctx.step
@@ -242,7 +250,7 @@ class SimilarityDescent(Metric):
             out["pair_gap"] = float((self.sigma - self.paired).norm())
             log_d = log_theorem1_bound(ctx.lrs, ctx.arm.objective.tau, ctx.data.batch_size,
                                        ctx.data.num_classes, self.params.delta)
-            out["pair_tightness"] = tightness(out["pair_gap"], log_d, log_trivial_bound(n))
+            out["pair_tightness"] = tightness(out["pair_gap"], log_d, math.inf)
         return out
 
 
@@ -265,7 +273,7 @@ SIMILARITY_DESCENT_FIELDS = {
                          "two similarity-descent runs from one Sigma_0 on the same batches, "
                          "one per loss (Theorem 1's own object)"),
     "pair_tightness": FieldDoc("pair_gap over Theorem 1's bound (<= 1: it holds); NaN where "
-                               "the bound is vacuous on the N training samples"),
+                               "the bound is infinite"),
     "cka_reference": FieldDoc("debiased kernel CKA of Sigma_proxy and the reference (CL) arm's "
                               "network Sigma on the tracked samples (off-diagonal entries): "
                               "the proxy's alignment with CL"),

@@ -132,7 +132,8 @@ def test_combined_verdict_rules():
     assert combined(["holds", "holds"]) == "holds"
     assert combined(["holds", "inconclusive"]) == "inconclusive"
     assert combined(["inconclusive", "fails"]) == "fails"
-    assert combined(["fails", "insufficient", "holds"]) == "insufficient"
+    assert combined(["fails", "insufficient", "holds"]) == "fails"  # one refuted part suffices
+    assert combined(["insufficient", "holds"]) == "insufficient"
 
 
 def test_paired_parts_on_a_paired_claim(tmp_path):

@@ -6,7 +6,7 @@ from geobench.api import BuildContext
 from geobench.engine import _ArmRun, run_cell, total_steps
 from geobench.loader import batches
 from geobench.plugins import registry
-from geobench.streams import DATA, ORDER, global_rng, stream_seed
+from geobench.streams import DATA, ORDER, SavedRng, global_rng, stream_seed
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 
@@ -71,3 +71,41 @@ def test_replicate_draws_weights_and_batches_from_its_own_streams(tmp_path):
     own = next(batches(data, stream_seed(trial, f"{ORDER}/replicate1"), 1)).index
     shared = next(batches(data, stream_seed(trial, ORDER), 1)).index
     assert not torch.equal(own, shared)
+
+
+def test_replicate_draws_training_randomness_from_its_own_stream(tmp_path, monkeypatch):
+    """Each step's global-RNG draws (dropout and the like): the replicate's come from
+    ``train/replicate1``, and the lockstep arms' are the same with or without it."""
+    draws: dict[str, list[float]] = {}
+    original = _ArmRun.step
+
+    def step(self, batch, views, step, total):
+        draws.setdefault(self.name, []).append(float(torch.rand(1)))
+        return original(self, batch, views, step, total)
+
+    monkeypatch.setattr(_ArmRun, "step", step)
+    cell = _cell(tmp_path, "  a: {}\n  b: {replicate: 1}\n  c: {}\n")
+    run_cell(cell)
+    with_replicate = dict(draws)
+    draws.clear()
+    run_cell(_cell(tmp_path, "  a: {}\n  c: {}\n", "plain.yaml"))
+    assert with_replicate["a"] == draws["a"] and with_replicate["c"] == draws["c"]
+    own = torch.Generator().manual_seed(stream_seed(cell.trial_seed, "train/replicate1"))
+    assert with_replicate["b"] == [float(torch.rand(1, generator=own)) for _ in range(12)]
+
+
+def test_saved_rng_resumes_its_stream_and_leaves_the_global_one_alone():
+    torch.manual_seed(0)
+    outer = [float(torch.rand(1)) for _ in range(3)]
+    torch.manual_seed(0)
+    saved = SavedRng(123)
+    got = [float(torch.rand(1))]
+    with saved.active():
+        inside = [float(torch.rand(1)) for _ in range(2)]
+    got.append(float(torch.rand(1)))
+    with saved.active():
+        inside.append(float(torch.rand(1)))
+    got.append(float(torch.rand(1)))
+    assert got == outer
+    ref = torch.Generator().manual_seed(123)
+    assert inside == [float(torch.rand(1, generator=ref)) for _ in range(3)]
