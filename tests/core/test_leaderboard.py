@@ -16,17 +16,22 @@ def _table(md: str) -> list[list[str]]:
     return [[c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:]]
 
 
+def _setup(tmp_path, text: str):
+    """The suite ``text`` loaded and expanded, its cells by (lr, trial seed), an empty store."""
+    (tmp_path / "s.yaml").write_text(text)
+    loaded = load_suite(tmp_path / "s.yaml")
+    cells = expand(loaded, registry())
+    by = {(c.varied["optimizer.lr"], c.trial_seed): c for c in cells}
+    return loaded, cells, by, Store(tmp_path / "db.sqlite")
+
+
 def test_aggregation_missing_diverged_and_best(tmp_path):
     plots = "[loss.train, {key: nccc.accuracy, logy: true, where: {optimizer.lr: 0.1}}]"
     text = small_suite(lrs=(0.1, 0.2, 0.3)).replace("  plots: [loss.train]",
                                                      f"  plots: {plots}")
     text = text.replace("- {key: loss.train, label: final loss}",
                         "- {key: loss.train, label: first loss, stat: first}")
-    (tmp_path / "s.yaml").write_text(text)
-    loaded = load_suite(tmp_path / "s.yaml")
-    cells = expand(loaded, registry())
-    by = {(c.varied["optimizer.lr"], c.trial_seed): c for c in cells}
-    store = Store(tmp_path / "db.sqlite")
+    loaded, cells, by, store = _setup(tmp_path, text)
     acc = {(0.1, 0): 0.5, (0.1, 1): 0.7, (0.2, 0): 0.9}  # (0.2, 1) missing
     for key, value in acc.items():
         series = [("main", "loss.train", 0, 2.0 + value), ("main", "loss.train", 5, 1.0),
@@ -106,11 +111,7 @@ def test_a_column_that_names_nan_counts_and_shows_it(tmp_path):
     text = small_suite(lrs=(0.1, 0.2, 0.3)).replace(
         "- {key: loss.train, label: final loss}",
         "- {key: loss.train, label: final loss, nan: vacuous}")
-    (tmp_path / "s.yaml").write_text(text)
-    loaded = load_suite(tmp_path / "s.yaml")
-    cells = expand(loaded, registry())
-    by = {(c.varied["optimizer.lr"], c.trial_seed): c for c in cells}
-    store = Store(tmp_path / "db.sqlite")
+    loaded, cells, by, store = _setup(tmp_path, text)
     loss = {(0.1, 0): 1.0, (0.1, 1): 3.0, (0.2, 0): math.nan, (0.2, 1): 2.5,
             (0.3, 0): math.nan, (0.3, 1): math.nan}
     for key, value in loss.items():
