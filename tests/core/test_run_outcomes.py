@@ -141,7 +141,8 @@ def test_a_live_lease_is_waited_for_then_taken_over_when_it_expires(tmp_path, ca
     (signal.SIGTERM, "terminated: finished cells are stored", (143,)),
 ])
 def test_interrupted_or_terminated_run_releases_its_leases(tmp_path, sig, message, codes):
-    (tmp_path / "suite.yaml").write_text(small_suite(steps=400, lrs=(0.1,)))
+    # long cells: both must hold their leases at once even when a worker starts late
+    (tmp_path / "suite.yaml").write_text(small_suite(steps=20000, lrs=(0.1,)))
     proc = start_cli(["run", "suite.yaml", "--store", "db.sqlite", "--quiet",
                       "--no-leaderboard", "--executor", "pool", "--workers", "2"], tmp_path)
     db = tmp_path / "db.sqlite"
