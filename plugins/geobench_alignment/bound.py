@@ -175,11 +175,11 @@ class AlignmentBound(Metric):
 
 
 ALIGNMENT_BOUND_FIELDS = {
-    "log10_bound": FieldDoc("log10 of Theorem 1's bound on ||Sigma_ref - Sigma_arm||_F after "
+    "log10_bound": FieldDoc("log10 of Theorem 1's bound on ‖Sigma_ref - Sigma_arm‖_F after "
                             "the steps taken (NaN if infinite or tau unknown)"),
-    "gap": FieldDoc("measured ||Sigma_ref - Sigma_arm||_F of the cosine similarity matrices "
+    "gap": FieldDoc("measured ‖Sigma_ref - Sigma_arm‖_F of the cosine similarity matrices "
                     "of the reference set"),
-    "gap_batch": FieldDoc("measured ||Sigma_ref - Sigma_arm||_F of the cosine similarity "
+    "gap_batch": FieldDoc("measured ‖Sigma_ref - Sigma_arm‖_F of the cosine similarity "
                           "matrices of the current training batch's 2B views (eval mode)"),
     "vacuous": FieldDoc("1 when the bound is infinite or >= 2 sqrt(n(n-1)), the largest "
                         "possible gap on the n reference inputs, else 0 (NaN: tau unknown)"),
@@ -187,7 +187,7 @@ ALIGNMENT_BOUND_FIELDS = {
                           "vacuous"),
     "tightness_batch": FieldDoc("gap_batch / bound (<= 1: the bound holds); NaN when the bound "
                                 "is infinite or >= 2 sqrt(m(m-1)), m = 2B batch rows"),
-    "log10_rho": FieldDoc("log10 of the bound over ||H Sigma_ref H||_F (centred), CKA "
+    "log10_rho": FieldDoc("log10 of the bound over ‖H Sigma_ref H‖_F (centred), CKA "
                           "corollary's rho_T"),
     "cka_lower": FieldDoc("Theorem 1's lower bound (1 - rho_T)/(1 + rho_T) on the CKA"),
     "cka": FieldDoc("measured linear CKA of the l2-normalised embeddings"),

@@ -259,17 +259,17 @@ def build_similarity_descent(params: DescentParams, ctx: BuildContext) -> Simila
 
 
 SIMILARITY_DESCENT_FIELDS = {
-    "gap": FieldDoc("||Sigma_proxy - Sigma_net||_F over the tracked samples' off-diagonal "
+    "gap": FieldDoc("‖Sigma_proxy - Sigma_net‖_F over the tracked samples' off-diagonal "
                     "pairs"),
-    "net_drift": FieldDoc("||Sigma_net - Sigma_0||_F: how far the network's similarities "
+    "net_drift": FieldDoc("‖Sigma_net - Sigma_0‖_F: how far the network's similarities "
                           "moved from the start"),
-    "proxy_drift": FieldDoc("||Sigma_proxy - Sigma_0||_F: how far the similarity-descent "
+    "proxy_drift": FieldDoc("‖Sigma_proxy - Sigma_0‖_F: how far the similarity-descent "
                             "proxy moved from the start"),
     "relative_gap": FieldDoc("gap over net_drift (< 1: the proxy is closer to the network "
                              "than its starting point)"),
     "change_corr": FieldDoc("Pearson correlation of the proxy's and the network's changes "
                             "since the start"),
-    "pair_gap": FieldDoc("||Sigma_proxy^arm - Sigma_proxy^ref||_F over all training pairs: "
+    "pair_gap": FieldDoc("‖Sigma_proxy^arm - Sigma_proxy^ref‖_F over all training pairs: "
                          "two similarity-descent runs from one Sigma_0 on the same batches, "
                          "one per loss (Theorem 1's own object)"),
     "pair_tightness": FieldDoc("pair_gap over Theorem 1's bound (<= 1: it holds); NaN where "

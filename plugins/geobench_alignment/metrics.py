@@ -138,9 +138,9 @@ class SimilarityGap(Metric):
 
 
 SIMILARITY_GAP_FIELDS = {
-    "frobenius": FieldDoc("||Sigma_ref - Sigma_arm||_F of the cosine similarity matrices on "
+    "frobenius": FieldDoc("‖Sigma_ref - Sigma_arm‖_F of the cosine similarity matrices on "
                           "the reference set (the quantity Theorem 1 bounds)"),
-    "relative": FieldDoc("the Frobenius gap over ||Sigma_ref||_F"),
+    "relative": FieldDoc("the Frobenius gap over ‖Sigma_ref‖_F"),
     "per_entry": FieldDoc("the Frobenius gap over n: RMS difference of similarity entries"),
 }
 
@@ -178,7 +178,7 @@ class WeightDistance(Metric):
 
 
 WEIGHT_DISTANCE_FIELDS = {
-    "network": FieldDoc("||theta_ref - theta_arm|| / ||theta_ref|| over backbone and head "
+    "network": FieldDoc("‖theta_ref - theta_arm‖ / ‖theta_ref‖ over backbone and head "
                         "parameters"),
     "backbone": FieldDoc("relative parameter distance to the reference arm, backbone only"),
     "head": FieldDoc("relative parameter distance to the reference arm, head only"),

@@ -61,7 +61,7 @@ def register_metrics(register):
              doc="RSA: correlation of the two arms' RDMs on the reference set.",
              fields=RSA_FIELDS)
     register("similarity_gap", build_similarity_gap, params=SpaceParams,
-             doc="||Sigma_ref - Sigma_arm||_F of cosine similarity matrices on the reference set.",
+             doc="‖Sigma_ref - Sigma_arm‖_F of cosine similarity matrices on the reference set.",
              fields=SIMILARITY_GAP_FIELDS)
     register("weight_distance", build_weight_distance, params=MetricParams,
              doc="Relative parameter-space distance to the reference arm.",

@@ -61,9 +61,9 @@ class ReferenceDistance(Metric):
 
 
 DISTANCE_FIELDS = {
-    "relative": FieldDoc("||theta - theta_ref||_2 / ||theta_ref||_2: distance of the "
+    "relative": FieldDoc("‖theta - theta_ref‖_2 / ‖theta_ref‖_2: distance of the "
                          "parameters to the reference arm's at the same step", "", "lower"),
-    "direction": FieldDoc("|| theta/||theta|| - theta_ref/||theta_ref|| ||_2: distance of the "
+    "direction": FieldDoc("‖ theta/‖theta‖ - theta_ref/‖theta_ref‖ ‖_2: distance of the "
                           "normalised directions (0 same, 2 opposite)", "", "lower"),
     "agreement": FieldDoc("share of test samples on which this arm and the reference arm "
                           "predict the same class", "fraction", "higher"),
