@@ -14,6 +14,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/geobench run suites/collapse.yaml
 	$(VENV)/bin/geobench claims suites/collapse.yaml
+	@echo
+	@echo "Leaderboard: results/leaderboards/collapse.md (the claims above open it; results/leaderboards/ also holds its CSV and plots)."
+	@echo "Next: . $(VENV)/bin/activate   # puts geobench on the PATH, then e.g. geobench list"
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

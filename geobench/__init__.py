@@ -1,7 +1,8 @@
 """geobench core: a benchmark harness for the geometry of representation learning."""
 
 from geobench.hookspecs import hookimpl
+from geobench.results import load_results, load_series
 
 __version__ = "0.1.0"
 
-__all__ = ["hookimpl", "__version__"]
+__all__ = ["hookimpl", "load_results", "load_series", "__version__"]

@@ -16,6 +16,7 @@ mirror_maps    a mirror map object (see ``geobench_mirror.maps``)
 metrics        ``Metric``
 executors      ``Executor``
 inits          ``Init``: ``init(arm, data)`` modifies the freshly built arm in place
+loggers        ``Logger``: receives each cell's metric series while it trains
 =============  ==========================================================================
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import torch
@@ -225,9 +227,46 @@ class Executor(Protocol):
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]: ...
 
 
+@dataclass(frozen=True)
+class LogRun:
+    """One cell as an experiment tracker sees it: ``folder`` (the cell's run folder,
+    ``<log dir>/<suite>[_<profile>]/<varied keys>``), ``name`` (its varied keys), the suite
+    and profile, ``config`` (the cell's resolved config, as stored) and ``hparams`` (its
+    suite, profile and varied keys as flat scalars)."""
+
+    folder: Path
+    name: str
+    suite: str
+    profile: str
+    config: dict[str, Any]
+    hparams: dict[str, float | int | str | bool]
+
+
+class Logger(abc.ABC):
+    """An experiment tracker. The factory builds one per cell (and once in the parent, to
+    check that it can be built: import its package there, write nothing); the engine calls
+    ``start`` before training, ``log`` with each step's new values (tags
+    ``<arm>/<metric id>.<field>``, ``loss.train`` among them), ``finish`` with the cell's
+    status. geobench catches what these raise: a failing logger is switched off with one
+    warning and never fails the cell."""
+
+    @abc.abstractmethod
+    def start(self, run: LogRun) -> None:
+        """Open the cell's run (write the config)."""
+
+    @abc.abstractmethod
+    def log(self, step: int, scalars: dict[str, float]) -> None:
+        """Record ``scalars`` (tag -> value) at ``step``; steps arrive in non-decreasing
+        order."""
+
+    @abc.abstractmethod
+    def finish(self, status: str) -> None:
+        """Close the run; ``status`` is the cell's (complete, diverged, failed)."""
+
+
 Factory = Callable[[Any, BuildContext], Any]
 
 
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
-           "Executor", "Factory", "FieldDoc", "Init", "Metric", "MetricContext", "MetricParams",
-           "Objective", "Params", "StepEvent"]
+           "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger", "Metric",
+           "MetricContext", "MetricParams", "Objective", "Params", "StepEvent"]

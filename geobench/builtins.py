@@ -1,4 +1,4 @@
-"""The core's built-in plugin: executors, generic heads, optimizers and metrics.
+"""The core's built-in plugin: executors, generic heads, optimizers, metrics and loggers.
 
 Loaded by module path (not an entry point), so it is there even with plugin autoload off.
 Implementations are imported inside the hooks: loading this module stays cheap.
@@ -64,3 +64,14 @@ def register_metrics(register):
     register("effective_rank", lambda p, ctx: m.EffectiveRank(p), params=m.EffectiveRankParams,
              doc="Effective rank of backbone or head features on the reference set.",
              fields=m.EFFECTIVE_RANK_FIELDS)
+
+
+@hookimpl
+def register_loggers(register):
+    from geobench.loggers.tensorboard import TensorBoardParams, build_tensorboard
+    from geobench.loggers.wandb_offline import WandbParams, build_wandb
+
+    register("tensorboard", build_tensorboard, params=TensorBoardParams,
+             doc="TensorBoard event files, one run folder per cell (geobench[tensorboard]).")
+    register("wandb", build_wandb, params=WandbParams,
+             doc="Weights & Biases in offline mode, one run per cell (geobench[wandb]).")

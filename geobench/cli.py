@@ -135,6 +135,11 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
                      help="take over a cell another run leased but has not renewed for S "
                           f"seconds (default {LEASE_TIMEOUT_S:.0f})")
     run.add_argument("--quiet", action="store_true", help="no progress output")
+    run.add_argument("--logger", action="append", default=[], metavar="NAME",
+                     help="experiment tracker fed every series while cells train "
+                          "(tensorboard, wandb, ...; beside the suite's loggers:); repeatable")
+    run.add_argument("--log-dir", metavar="DIR", help="the loggers' folder (default: logs/ "
+                                                      "beside the store)")
     run.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
     run.add_argument("--out", help="leaderboard path (default: leaderboards/<suite>.md in the "
                                    "store's folder)")
@@ -148,6 +153,8 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
     res = sub.add_parser("results", help="stored results of a suite's cells")
     _suite_args(res)
     res.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
+    res.add_argument("--csv", action="store_true",
+                     help="CSV: one row per cell and final value, config flattened")
     lb = sub.add_parser("leaderboard", help="publish a suite's leaderboard from the store")
     _suite_args(lb)
     lb.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
@@ -161,6 +168,9 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
                                       "results/slurm)")
     plg = sub.add_parser("plugins", help="loaded plugins: distribution, version, hooks")
     plg.add_argument("--json", action="store_true", help="JSON lines, one object per plugin")
+    new = sub.add_parser("new-plugin", help="write a plugin package that installs as is")
+    new.add_argument("name", metavar="NAME", help="distribution name, e.g. my-plugin")
+    new.add_argument("--dir", default=".", help="folder to write NAME/ into (default: .)")
     for name, command in (extra or {}).items():
         sub.add_parser(name, help=command.summary, add_help=False)
     return ap
@@ -227,7 +237,8 @@ def cmd_run(args) -> int:
     try:
         summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
                             args.rerun, args.quiet, _overrides(args.set), args.max_cells,
-                            args.lease_timeout, _cell_limit(args))
+                            args.lease_timeout, _cell_limit(args), args.logger,
+                            args.log_dir)
     finally:
         signal.signal(signal.SIGTERM, previous)
     ran = sum(summary.statuses.values())
@@ -296,6 +307,13 @@ def cmd_results(args) -> int:
     store = Store(args.store)
     stored = store.cells([c.id for c in cells])
     store.close()
+    if args.csv:
+        from geobench.results import missing_rows, result_rows, write_csv
+
+        found = result_rows(args.store, cells=[c.id for c in cells])
+        held = {r["cell"] for r in found}
+        write_csv(found + missing_rows([c for c in cells if c.id not in held]), sys.stdout)
+        return 0
     rows = []
     for cell in cells:
         row = stored.get(cell.id)
@@ -388,9 +406,21 @@ def cmd_plugins(args) -> int:
     return 0
 
 
+def cmd_new_plugin(args) -> int:
+    from geobench.scaffold import write_plugin
+
+    try:
+        target = write_plugin(args.name, args.dir)
+    except OSError as exc:
+        raise RegistryError(f"new-plugin: cannot write {exc.filename}: {exc.strerror}") from None
+    print(f"wrote {target}\nnext:\n  cd {target} && pip install -e '.[test]' && pytest\n"
+          "  geobench list heads\n  geobench validate suites/example.yaml")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
             "results": cmd_results, "leaderboard": cmd_leaderboard, "claims": cmd_claims,
-            "collect": cmd_collect, "plugins": cmd_plugins}
+            "collect": cmd_collect, "plugins": cmd_plugins, "new-plugin": cmd_new_plugin}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -408,6 +438,9 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: finished cells are stored; rerun to complete the rest",
               file=sys.stderr)
         return 130
+    except BrokenPipeError:  # a reader such as `head` stopped reading: stop writing quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -290,6 +290,17 @@ class Suite(Strict):
     claims: list[Claim] = Field(default_factory=list)
     executor: ComponentSpec | None = Field(
         None, description="default executor of the suite, e.g. {name: ray, num_gpus: 1}")
+    loggers: list[ComponentSpec] = Field(
+        default_factory=list, description="experiment trackers every run of the suite feeds, "
+        "e.g. [tensorboard] or [{name: wandb, project: my-project}]")
+
+    @field_validator("loggers", mode="before")
+    @classmethod
+    def _logger_names(cls, value: Any) -> Any:
+        """A bare name stands for ``{name: <name>}``."""
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
 
     @model_validator(mode="after")
     def _arms(self) -> Suite:

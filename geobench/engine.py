@@ -21,6 +21,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -29,6 +30,7 @@ from torch import nn
 from geobench.api import Arm, Batch, BuildContext, Data, Metric, MetricContext, StepEvent
 from geobench.config import ArmSpec, Component, TrainSpec
 from geobench.loader import batch_hash, batches, steps_per_epoch
+from geobench.loggers import CellLogs
 from geobench.plugins import describe_failure
 from geobench.plugins import registry as default_registry
 from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm, finals_of
@@ -180,21 +182,28 @@ class _ArmRun:
         return loss.detach()
 
 
-def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None = None
-             ) -> CellResult:
-    """Train every arm of ``cell`` in lockstep; never raises (failures become the status)."""
+def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None = None,
+             loggers: tuple[Component, ...] = (), log_dir: str | Path = "logs") -> CellResult:
+    """Train every arm of ``cell`` in lockstep; never raises (failures become the status).
+    ``loggers`` receive the series as they grow, in the cell's folder under ``log_dir``."""
     result = CellResult(cell.id, Status.COMPLETE, started=time.time())
+    reg = reg or default_registry()
+    logs = CellLogs(reg, loggers, log_dir, cell) if loggers else None
     try:
-        _train(cell, reg or default_registry(), progress, result)
+        _train(cell, reg, progress, result, logs)
     except Exception as exc:  # a failing cell is recorded and the grid goes on
         result.status = Status.FAILED
         result.error = describe_failure(exc)
         result.traceback = traceback.format_exc()
+    if logs is not None:
+        logs.send(result.series)
+        logs.close(result.status)
     result.finished = time.time()
     return result
 
 
-def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult) -> None:
+def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult,
+           logs: CellLogs | None) -> None:
     trial = cell.trial_seed
     if list(cell.specs) != list(cell.arms):
         raise ValueError(f"cell {cell.id} has no typed spec for each arm: build cells with "
@@ -249,6 +258,8 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
                              guard):
                 return
             pending = []
+            if logs is not None:
+                logs.send(result.series)
     result.batch_digest = batch_hash_of(digest)
     result.finals = finals_of(result.series)
 

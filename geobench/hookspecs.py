@@ -22,6 +22,7 @@ KINDS = (
     "metrics",
     "executors",
     "inits",
+    "loggers",
 )
 
 hookspec = pluggy.HookspecMarker("geobench")
@@ -68,6 +69,10 @@ class Specs:
     @hookspec
     def register_inits(self, register):
         """Register initialisations: factory(params, ctx) -> geobench.api.Init."""
+
+    @hookspec
+    def register_loggers(self, register):
+        """Register experiment trackers: factory(params, ctx) -> geobench.api.Logger."""
 
     @hookspec
     def register_commands(self, cli):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -14,9 +16,11 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from geobench.api import BuildContext
-from geobench.engine import run_cell
+from geobench.config import Component
+from geobench.engine import Progress, run_cell
 from geobench.errors import describe_validation_error
 from geobench.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
+from geobench.loggers import select_loggers
 from geobench.plugins import describe_failure, registry
 from geobench.provenance import provenance
 from geobench.records import Cell, CellResult, Status
@@ -25,6 +29,7 @@ from geobench.store import Store
 from geobench.suite import CELL_LIMIT, expand, load_suite
 
 POLL_S = 5.0  # seconds between looks at the leases other runs hold
+STEP_LINE_S = 60.0  # off a TTY, the longest silence inside a running cell
 
 
 @dataclass
@@ -39,15 +44,87 @@ def describe(cell: Cell) -> str:
     return ", ".join(f"{k}={v}" for k, v in cell.varied.items()) or "base"
 
 
-class _Progress:
-    """A grid bar (cells) and a cell bar (steps) on a TTY; else one line per finished cell."""
+def duration(seconds: float) -> str:
+    """``42 s``, ``9 min``, ``1.5 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
-    def __init__(self, total: int, done: int, quiet: bool) -> None:
-        self.quiet = quiet
+
+def _line(text: str) -> None:
+    """One line on stderr in a single write, so that worker processes' lines never mix."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class StepLines:
+    """Progress from inside a cell where no bar is shown: ``<suite> <varied>: step
+    1200/5000, loss 0.4312 (1 min in)`` at a step report (every ``CHECK_EVERY`` steps) once
+    ``every`` seconds have passed since the last line, and from a watcher thread (as a
+    context manager) when a report is that late, so that a slow step (a long metric) is no
+    longer silence."""
+
+    def __init__(self, cell: Cell, every: float) -> None:
+        self.label, self.every = f"{cell.suite} {describe(cell)}", every
+        self.start = self.last = time.monotonic()
+        self.state = "no step finished yet"
+        self.lock, self.done = threading.Lock(), threading.Event()
+        self.watcher = threading.Thread(target=self._watch, daemon=True)
+
+    def __call__(self, step: int, total: int, loss: float) -> None:
+        self.state = f"step {step}/{total}, loss {loss:.4g}"
+        self._say()
+
+    def _say(self) -> None:
+        with self.lock:
+            now = time.monotonic()
+            if now - self.last >= self.every:
+                self.last = now
+                _line(f"  {self.label}: {self.state} ({duration(now - self.start)} in)")
+
+    def _watch(self) -> None:
+        while not self.done.wait(max(self.every, 1.0)):
+            self._say()
+
+    def __enter__(self) -> StepLines:
+        self.watcher.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.watcher.join()
+
+
+@dataclass(frozen=True)
+class CellTask:
+    """What an executor runs for each cell: ``run_cell`` with the run's loggers, and
+    ``StepLines`` every ``every`` seconds (None: none) unless a ``progress`` callback is
+    given — picklable, for worker processes."""
+
+    loggers: tuple[Component, ...] = ()
+    log_dir: str = "logs"
+    every: float | None = None
+
+    def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
+        if progress is not None or self.every is None:
+            return run_cell(cell, progress=progress, loggers=self.loggers, log_dir=self.log_dir)
+        with StepLines(cell, self.every) as lines:
+            return run_cell(cell, progress=lines, loggers=self.loggers, log_dir=self.log_dir)
+
+
+class _Progress:
+    """On a TTY, a bar over the grid (with its ETA) and one over the running cell's steps;
+    else a line per finished cell, ``[12/48] <suite> <varied> complete 14.2 s, ETA 9 min``
+    (``StepLines`` from inside each cell are ``CellTask``'s)."""
+
+    def __init__(self, suite: str, total: int, done: int, quiet: bool) -> None:
+        self.quiet, self.suite = quiet, suite
         self.tty = sys.stderr.isatty() and not quiet
-        self.finished = done
-        self.total = total
-        self.grid = tqdm(total=total, initial=done, desc="cells", unit="cell",
+        self.finished, self.total, self.first = done, total, done
+        self.started = time.monotonic()
+        self.grid = tqdm(total=total, initial=done, desc=suite, unit="cell",
                          position=0, file=sys.stderr) if self.tty else None
         self.cell_bar: tqdm | None = None
 
@@ -63,6 +140,13 @@ class _Progress:
             self.cell_bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
             self.cell_bar.refresh()
 
+    def eta(self) -> str:
+        """``, ETA 9 min`` from this run's pace so far (empty once nothing is left)."""
+        left, ran = self.total - self.finished, self.finished - self.first
+        if left <= 0 or ran <= 0:
+            return ""
+        return f", ETA {duration((time.monotonic() - self.started) / ran * left)}"
+
     def finish(self, cell: Cell, result: CellResult) -> None:
         self.finished += 1
         if self.cell_bar is not None:
@@ -74,15 +158,15 @@ class _Progress:
                 self.grid.write(f"{cell.id} ({describe(cell)}): {result.status}: {result.error}")
         elif not self.quiet:
             took = result.finished - result.started
-            note = f": {result.error}" if result.error else ""
-            print(f"[{self.finished}/{self.total}] {cell.id} ({describe(cell)}) "
-                  f"{result.status} in {took:.1f}s{note}", file=sys.stderr, flush=True)
+            note = f" ({cell.id}: {result.error})" if result.error else ""
+            _line(f"[{self.finished}/{self.total}] {self.suite} {describe(cell)} "
+                  f"{result.status} {took:.1f} s{self.eta()}{note}")
 
     def say(self, line: str) -> None:
         if self.grid is not None:
             self.grid.write(line)
         elif not self.quiet:
-            print(line, file=sys.stderr, flush=True)
+            _line(line)
 
     def close(self) -> None:
         if self.grid is not None:
@@ -114,23 +198,27 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
               executor: str | None = None, options: dict[str, Any] | None = None,
               rerun: bool = False, quiet: bool = False,
               overrides: dict[str, Any] | None = None, max_cells: int | None = None,
-              lease_timeout: float = LEASE_TIMEOUT_S, cell_limit: int = CELL_LIMIT
-              ) -> RunSummary:
+              lease_timeout: float = LEASE_TIMEOUT_S, cell_limit: int = CELL_LIMIT,
+              loggers: list[str] | None = None, log_dir: str | None = None) -> RunSummary:
     """Validate and expand the suite, then run every cell the store does not hold yet
     (at most ``max_cells`` of them). Each cell is leased in the store before it runs, so
     runs sharing the store split the cells; a lease its owner has not renewed for
-    ``lease_timeout`` seconds is taken over."""
+    ``lease_timeout`` seconds is taken over. The suite's ``loggers:`` and those named in
+    ``loggers`` write under ``log_dir`` (default: ``logs/`` beside the store)."""
     reg = registry()
     loaded = load_suite(path)
     cells = expand(loaded, reg, profile, overrides, cell_limit)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
+    task = CellTask(select_loggers(reg, loaded.suite.loggers, loggers or []),
+                    str(log_dir or Path(store_path).parent / "logs"),
+                    None if quiet or sys.stderr.isatty() else STEP_LINE_S)
     store = Store(store_path)
     since = time.time()
     try:
         done = store.settled([c.id for c in cells], since, rerun)
         todo = [c for c in cells if c.id not in done]
         summary = RunSummary(cells, skipped=len(done))
-        progress = _Progress(len(cells), len(done), quiet)
+        progress = _Progress(loaded.suite.name, len(cells), len(done), quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
         try:
@@ -141,7 +229,7 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
                     limit = None if max_cells is None else max_cells - started
                     leased = _leased(store, todo, owner, lease_timeout, since, rerun, held,
                                      limit)
-                    for cell, result in _execute(runner, leased, progress):
+                    for cell, result in _execute(runner, leased, progress, task):
                         if isinstance(result, BaseException):  # the executor lost the task
                             result = _lost(cell, result)
                         store.write(cell, result, provenance(), owner)
@@ -200,10 +288,10 @@ def _await_others(store: Store, held: list[Cell], timeout: float, since: float, 
     return []
 
 
-def _execute(runner, todo: Iterator[Cell], progress: _Progress):
+def _execute(runner, todo: Iterator[Cell], progress: _Progress, task: CellTask):
     if getattr(runner, "in_process", False):
         def fn(cell: Cell) -> CellResult:
             progress.start(cell)
-            return run_cell(cell, progress=progress.step)
+            return task(cell, progress.step if progress.tty else None)
         return runner.map(fn, todo)
-    return runner.map(run_cell, todo)
+    return runner.map(task, todo)

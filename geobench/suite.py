@@ -450,16 +450,16 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
                    cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
     """Check the whole suite before any cell runs and return every profile's cells.
 
-    Checked: the claims, exclude and leaderboard keys and the executor; the base and each
-    arm as written (merged over the base), so a value that every cell overrides is still
-    checked (a base that leaves components to its profiles is checked merged into each);
-    each profile's base and arms as written; and the full expansion of every profile (at
-    most ``cell_limit`` cells each, counted before any is built).
+    Checked: the claims, exclude and leaderboard keys, the executor and the loggers; the
+    base and each arm as written (merged over the base), so a value that every cell
+    overrides is still checked (a base that leaves components to its profiles is checked
+    merged into each); each profile's base and arms as written; and the full expansion of
+    every profile (at most ``cell_limit`` cells each, counted before any is built).
     """
     suite = loaded.suite
     checks.check_claims(loaded)
     checks.check_structure(loaded)
-    checks.check_executor(loaded, registry)
+    checks.check_components(loaded, registry)
     accepts = _accepts(registry)
     required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
     if all(key in suite.base for key in required):  # else the profiles complete it

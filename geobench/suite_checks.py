@@ -1,5 +1,6 @@
 """Checks of a suite beyond its schema: keys that name run-spec fields, arms and metrics,
-claims, exclude entries, leaderboard keys, the executor, finite numbers and dataset sizes.
+claims, exclude entries, leaderboard keys, the executor and loggers, finite numbers and
+dataset sizes.
 Each raises the suite's one-line ``SuiteError`` through ``loaded.fail``."""
 
 from __future__ import annotations
@@ -101,23 +102,29 @@ def check_structure(loaded: LoadedSuite) -> None:
         check_key(loaded, ("leaderboard", "columns"), board.columns, suite.arms, extra)
 
 
-def check_executor(loaded: LoadedSuite, registry: Registry) -> None:
-    """The suite's default executor is registered and its params are valid."""
-    spec = loaded.suite.executor
-    if spec is None:
-        return
-    if not isinstance(spec.get("name"), str):
-        raise loaded.fail(("executor",), "the executor is a mapping with 'name' "
-                                         f"(one of: {', '.join(registry.names('executors'))})")
+def check_components(loaded: LoadedSuite, registry: Registry) -> None:
+    """The suite's default executor and its loggers are registered, with valid params."""
+    if loaded.suite.executor is not None:
+        _check_component(loaded, registry, ("executor",), "executors", loaded.suite.executor)
+    for i, spec in enumerate(loaded.suite.loggers):
+        _check_component(loaded, registry, ("loggers", i), "loggers", spec)
+
+
+def _check_component(loaded: LoadedSuite, registry: Registry, loc: Loc, kind: str,
+                     spec: Any) -> None:
+    what = "an executor" if kind == "executors" else "a logger"
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise loaded.fail(loc, f"{what} is a mapping with 'name' (one of: "
+                               f"{', '.join(registry.names(kind))})")
     params = {k: v for k, v in spec.items() if k != "name"}
     try:
-        entry = registry.get("executors", spec["name"])
+        entry = registry.get(kind, spec["name"])
         entry.params.model_validate(params)
     except RegistryError as exc:
-        raise loaded.fail(("executor", "name"), str(exc)) from None
+        raise loaded.fail(loc + ("name",), str(exc)) from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise loaded.fail(("executor",) + error_loc(err, params),
+        raise loaded.fail(loc + error_loc(err, params),
                           describe_validation_error(err, entry.params)) from None
 
 

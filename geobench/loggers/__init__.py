@@ -1,0 +1,131 @@
+"""Experiment trackers (the ``loggers`` component kind).
+
+A run selects loggers with ``--logger NAME`` or a suite's ``loggers:`` list. Each cell gets
+its own run folder, ``<log dir>/<suite>[_<profile>]/<varied keys>``; ``CellLogs`` hands
+the cell's new series rows to every logger after each divergence check (every
+``geobench.engine.CHECK_EVERY`` steps) and at the end, as scalars tagged
+``<arm>/<metric id>.<field>``. A logger that raises is switched off for the rest of the
+cell, with one warning per logger and process; the cell goes on.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from geobench.api import BuildContext, Logger, LogRun
+from geobench.config import Component
+from geobench.plugins import describe_failure
+from geobench.records import Cell
+from geobench.registry import Registry, RegistryError, ValidationError
+
+WARNED: set[str] = set()  # loggers that have warned in this process
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
+
+
+def run_name(cell: Cell) -> str:
+    """The cell's varied keys, ``key=value`` joined by commas (``base`` for none)."""
+    return ",".join(f"{k}={v}" for k, v in cell.varied.items()) or "base"
+
+
+def run_folder(log_dir: str | Path, cell: Cell) -> Path:
+    """``<log_dir>/<suite>[_<profile>]/<varied keys>``, each part made file-name safe."""
+    suite = cell.suite + ("" if cell.profile == "smoke" else f"_{cell.profile}")
+    return Path(log_dir) / _UNSAFE.sub("_", suite) / _UNSAFE.sub("_", run_name(cell))[:200]
+
+
+def _scalar(value: Any) -> float | int | str | bool:
+    return value if isinstance(value, (bool, int, float, str)) else str(value)
+
+
+def log_run(cell: Cell, log_dir: str | Path) -> LogRun:
+    hparams = {"suite": cell.suite, "profile": cell.profile,
+               **{k: _scalar(v) for k, v in cell.varied.items()}}
+    return LogRun(run_folder(log_dir, cell), run_name(cell), cell.suite, cell.profile,
+                  cell.config(), hparams)
+
+
+def build_logger(reg: Registry, component: Component) -> Logger:
+    """Build one logger; a factory that fails (its package missing) is a ``RegistryError``
+    naming the logger."""
+    try:
+        return reg.create("loggers", component, BuildContext(seed=0, device=torch.device("cpu")))
+    except RegistryError:
+        raise
+    except Exception as exc:
+        raise RegistryError(f"logger {component.name!r} cannot be used: "
+                            f"{describe_failure(exc)}") from None
+
+
+def select_loggers(reg: Registry, specs: list[dict[str, Any]], names: list[str]
+                   ) -> tuple[Component, ...]:
+    """The loggers of a run: the suite's ``specs`` (``{name, **params}``, validated when
+    the suite loaded) and ``names`` (``--logger``; one the suite lists keeps its params),
+    each built once here so that a missing package stops the run before any cell starts."""
+    named = {s["name"]: {k: v for k, v in s.items() if k != "name"} for s in specs}
+    for name in names:
+        named.setdefault(name, {})
+    components = []
+    for name, params in named.items():
+        try:
+            component = Component(name, reg.validate("loggers", {"name": name, **params}))
+        except ValidationError as exc:
+            raise RegistryError(f"logger {name!r}: {exc.errors()[0]['msg']} (set its params "
+                                "in the suite's 'loggers:' list)") from None
+        build_logger(reg, component)
+        components.append(component)
+    return tuple(components)
+
+
+def _warn(name: str, what: str, exc: BaseException) -> None:
+    if name not in WARNED:
+        WARNED.add(name)
+        warnings.warn(f"logger {name!r} failed to {what} ({describe_failure(exc)}); it is off "
+                      "for the rest of the cell, which goes on", RuntimeWarning, stacklevel=3)
+
+
+class CellLogs:
+    """The loggers of one cell: fed the rows of ``CellResult.series`` they have not seen."""
+
+    def __init__(self, reg: Registry, components: tuple[Component, ...], log_dir: str | Path,
+                 cell: Cell) -> None:
+        self.active: dict[str, Logger] = {}
+        self.sent = 0
+        run = log_run(cell, log_dir)
+        for component in components:
+            try:
+                logger = build_logger(reg, component)
+                logger.start(run)
+            except Exception as exc:
+                _warn(component.name, "start", exc)
+                continue
+            self.active[component.name] = logger
+
+    def send(self, series: list[tuple[str, str, int, float]]) -> None:
+        """Log the rows after the last sent one, step by step (sorted by step)."""
+        new, self.sent = series[self.sent:], len(series)
+        by_step: dict[int, dict[str, float]] = {}
+        for arm, name, step, value in sorted(new, key=lambda row: row[2]):
+            by_step.setdefault(step, {})[f"{arm}/{name}"] = value
+        for name, logger in list(self.active.items()):
+            try:
+                for step, scalars in by_step.items():
+                    logger.log(step, scalars)
+            except Exception as exc:
+                self._off(name, "log", exc)
+
+    def close(self, status: str) -> None:
+        for name, logger in list(self.active.items()):
+            try:
+                logger.finish(status)
+            except Exception as exc:
+                self._off(name, "finish", exc)
+        self.active = {}
+
+    def _off(self, name: str, what: str, exc: BaseException) -> None:
+        del self.active[name]
+        _warn(name, what, exc)

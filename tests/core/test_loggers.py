@@ -1,0 +1,198 @@
+"""Experiment trackers: what TensorBoard and W&B (offline) hold after a run equals the store;
+a failing logger never fails a cell; loggers are selected by flag or by the suite."""
+
+import json
+import math
+import struct
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from geobench.cli import main
+from geobench.config import Component
+from geobench.engine import run_cell
+from geobench.loggers import WARNED, run_folder
+from geobench.plugins import load_registry
+from geobench.registry import EmptyParams, Entry
+from geobench.store import Store
+from geobench.suite import expand, load_suite
+from tests.core.suite_text import small_suite
+
+TWO_ARMS = "arms:\n  slow: {optimizer: {lr: 0.02}}\n  fast: {optimizer: {lr: 0.2}}\n"
+CROSS = "    - {name: cka, every: 10}\n"
+
+
+def _suite(tmp_path: Path) -> Path:
+    """The small suite with two arms and a cross-arm metric: tags of both kinds occur."""
+    text = small_suite(steps=25, lrs=(0.1,)).replace("grid:\n  optimizer.lr: [0.1]\n", "")
+    text = text.replace("    - {name: nccc, every: 10}\n", "    - {name: nccc, every: 10}\n" + CROSS)
+    path = tmp_path / "s.yaml"
+    path.write_text(text + TWO_ARMS)
+    return path
+
+
+def _stored(store: Path) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """cell -> tag (``<arm>/<metric>.<field>``) -> [(step, value)], read from SQLite."""
+    db = Store(store)
+    try:
+        ids = [r[0] for r in db.db.execute("SELECT id FROM cells")]
+        out: dict[str, dict[str, list[tuple[int, float]]]] = {i: {} for i in ids}
+        for cell, arm, metric, step, value in db.series(ids):
+            out[cell].setdefault(f"{arm}/{metric}", []).append((step, value))
+    finally:
+        db.close()
+    return out
+
+
+def _cells(path: Path):
+    return expand(load_suite(path), load_registry(), "smoke")
+
+
+@pytest.mark.parametrize("executor", ["local", "pool"])
+def test_tensorboard_scalars_equal_the_stored_series(tmp_path, executor):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    path, logs, store = _suite(tmp_path), tmp_path / "tb", tmp_path / "db.sqlite"
+    assert main(["run", str(path), "--store", str(store), "--logger", "tensorboard",
+                 "--log-dir", str(logs), "--executor", executor, "--quiet",
+                 "--no-leaderboard"]) == 0
+    stored, cells = _stored(store), _cells(path)
+    assert len(cells) == 2 and set(stored) == {c.id for c in cells}
+    for cell in cells:
+        folder = logs / "small" / f"trial_seed={cell.trial_seed}"
+        assert run_folder(logs, cell) == folder
+        events = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
+        events.Reload()
+        series = stored[cell.id]
+        assert {"slow/loss.train", "fast/loss.train", "slow~fast/cka.debiased"} <= set(series)
+        assert set(events.Tags()["scalars"]) == set(series)
+        for tag, rows in series.items():
+            got = [(e.step, e.value) for e in events.Scalars(tag)]
+            assert [s for s, _ in got] == [s for s, _ in rows], tag
+            want = np.float32([v for _, v in rows])  # TensorBoard keeps float32 scalars
+            np.testing.assert_array_equal(np.float32([v for _, v in got]), want, err_msg=tag)
+        text = events.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
+        assert json.loads(text.replace("\n    ", "\n")) == json.loads(json.dumps(cell.config()))
+
+
+def _wandb_records(folder: Path) -> list:
+    """Every record of the one offline run under ``folder``: the file is ``:W&B`` + 0xBEE1 +
+    a version byte, then a LevelDB log (32 KiB blocks of checksum, length, type, data)."""
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    (file,) = folder.glob("wandb/offline-run-*/run-*.wandb")
+    raw, pos, part, records = file.read_bytes(), 7, b"", []
+    assert raw[:6] == b":W&B\xe1\xbe"
+    while pos + 7 <= len(raw):
+        if 32768 - pos % 32768 < 7:  # a block's tail too short for a header is padding
+            pos += 32768 - pos % 32768
+            continue
+        _, size, kind = struct.unpack("<IHB", raw[pos:pos + 7])
+        part, pos = part + raw[pos + 7:pos + 7 + size], pos + 7 + size
+        if kind in (1, 4):  # FULL or LAST
+            record = pb.Record()
+            record.ParseFromString(part)
+            records.append(record)
+            part = b""
+    return records
+
+
+def test_wandb_offline_history_equals_the_stored_series(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    path, logs, store = _suite(tmp_path), tmp_path / "wb", tmp_path / "db.sqlite"
+    assert main(["run", str(path), "--store", str(store), "--logger", "wandb", "--log-dir",
+                 str(logs), "--quiet", "--no-leaderboard"]) == 0
+    stored = _stored(store)
+    for cell in _cells(path):
+        records = _wandb_records(run_folder(logs, cell))
+        got: dict[str, list[tuple[int, float]]] = {}
+        for r in records:
+            if r.WhichOneof("record_type") == "history":
+                items = {i.key or ".".join(i.nested_key): json.loads(i.value_json)
+                         for i in r.history.item}
+                for tag, value in items.items():
+                    if "/" in tag:
+                        got.setdefault(tag, []).append((items["step"], value))
+        series = stored[cell.id]
+        assert set(got) == set(series)
+        for tag, rows in series.items():
+            assert [s for s, _ in got[tag]] == [s for s, _ in rows], tag
+            assert all(a == b or (math.isnan(a) and math.isnan(b))
+                       for (_, a), (_, b) in zip(rows, got[tag])), tag
+        (run,) = [r.run for r in records if r.WhichOneof("record_type") == "run"]
+        assert run.display_name == f"trial_seed={cell.trial_seed}" and run.run_group == "small"
+        config = {i.key or ".".join(i.nested_key): json.loads(i.value_json)
+                  for i in run.config.update}
+        assert config["arms"]["fast"]["optimizer"]["lr"] == 0.2
+
+
+class _Broken:
+    """A logger that starts, then raises on every value."""
+
+    finished: list[str] = []
+
+    def start(self, run):
+        run.folder.mkdir(parents=True)
+
+    def log(self, step, scalars):
+        raise OSError("disk full")
+
+    def finish(self, status):
+        self.finished.append(status)
+
+
+def test_a_failing_logger_warns_once_and_the_cell_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setattr("geobench.loggers.WARNED", set())
+    reg = load_registry()
+    reg.add(Entry("loggers", "broken", lambda p, ctx: _Broken(), EmptyParams, "raises"))
+    (tmp_path / "s.yaml").write_text(small_suite(steps=25, lrs=(0.1,)))
+    cells = expand(load_suite(tmp_path / "s.yaml"), reg, "smoke")
+    plain = run_cell(cells[0], reg)
+    with pytest.warns(RuntimeWarning) as caught:
+        logged = [run_cell(c, reg, loggers=(Component("broken", EmptyParams()),),
+                           log_dir=tmp_path) for c in cells]
+    assert [str(w.message) for w in caught] == [
+        "logger 'broken' failed to log (OSError: disk full); it is off for the rest of the "
+        "cell, which goes on"]
+    assert [r.status for r in logged] == ["complete", "complete"]
+    assert logged[0].series == plain.series and logged[0].finals == plain.finals
+    assert _Broken.finished == []  # switched off at its first failure
+    assert WARNED == set()  # the module's set was replaced for this test only
+
+
+def test_a_suite_selects_loggers_and_a_bad_one_is_a_one_line_error(tmp_path, capsys):
+    text = small_suite(steps=5, lrs=(0.1,))
+    (tmp_path / "ok.yaml").write_text(text + "loggers: [tensorboard]\n")
+    assert main(["run", str(tmp_path / "ok.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--quiet", "--no-leaderboard"]) == 0
+    assert len(list((tmp_path / "logs" / "small").glob("*/events.out.tfevents.*"))) == 2
+    capsys.readouterr()
+    (tmp_path / "bad.yaml").write_text(text + "loggers: [tensorbored]\n")
+    assert main(["validate", str(tmp_path / "bad.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{tmp_path / 'bad.yaml'}:") and "loggers" in err
+    assert "'tensorbored' is not a registered logger" in err and "tensorboard" in err
+    assert "\n" not in err
+    (tmp_path / "param.yaml").write_text(text + "loggers: [{name: wandb, project: ''}]\n")
+    assert main(["validate", str(tmp_path / "param.yaml")]) == 2
+    assert "project" in capsys.readouterr().err
+
+
+def test_a_missing_package_stops_the_run_before_any_cell(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    store = tmp_path / "db.sqlite"
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(store), "--logger",
+                 "tensorboard", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("logger 'tensorboard' cannot be used: ImportError: the tensorboard logger "
+                   "needs the tensorboard package: pip install 'geobench[tensorboard]'")
+    assert not store.exists()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["run", str(tmp_path / "s.yaml"), "--store", str(store), "--logger",
+                     "nope", "--quiet"]) == 2
+    assert "'nope' is not a registered logger" in capsys.readouterr().err

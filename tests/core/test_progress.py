@@ -1,0 +1,49 @@
+"""Progress off a terminal: a line per finished cell with the run's ETA, and lines from
+inside a running cell (in this process and in pool workers)."""
+
+import re
+
+import pytest
+
+from geobench.cli import main
+from geobench.runner import duration
+from tests.core.suite_text import small_suite
+
+LINE = re.compile(r"\[(\d)/4\] small optimizer\.lr=(0\.05|0\.1), trial_seed=[01] complete "
+                  r"\d+\.\d s(, ETA \d+ (s|min))?$")
+
+
+@pytest.mark.parametrize("seconds, text", [(0.4, "0 s"), (42, "42 s"), (89, "89 s"),
+                                           (540, "9 min"), (5340, "89 min"), (5400, "1.5 h")])
+def test_duration(seconds, text):
+    assert duration(seconds) == text
+
+
+def test_one_line_per_cell_with_eta_off_a_terminal(tmp_path, capfd):
+    (tmp_path / "s.yaml").write_text(small_suite(steps=20))
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--no-leaderboard"]) == 0
+    lines = [x for x in capfd.readouterr().err.splitlines() if x.startswith("[")]
+    assert len(lines) == 4 and all(LINE.match(x) for x in lines), lines
+    assert [LINE.match(x).group(1) for x in lines] == ["1", "2", "3", "4"]
+    assert all(", ETA " in x for x in lines[:3]) and ", ETA " not in lines[3]
+
+
+@pytest.mark.parametrize("executor", ["local", "pool"])
+def test_a_running_cell_reports_its_step_and_loss(tmp_path, capfd, monkeypatch, executor):
+    monkeypatch.setattr("geobench.runner.STEP_LINE_S", 0.0)  # a line at every report
+    (tmp_path / "s.yaml").write_text(small_suite(steps=30, lrs=(0.1,)))
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--executor", executor, "--no-leaderboard"]) == 0
+    err = capfd.readouterr().err
+    steps = re.findall(r"^  small optimizer\.lr=0\.1, trial_seed=([01]): step (\d+)/30, "
+                       r"loss \d\.\d+ \(\d+ s in\)$", err, re.MULTILINE)
+    assert set(steps) == {(t, s) for t in "01" for s in ("10", "20", "30")}, err
+
+
+def test_quiet_prints_no_progress(tmp_path, capfd, monkeypatch):
+    monkeypatch.setattr("geobench.runner.STEP_LINE_S", 0.0)
+    (tmp_path / "s.yaml").write_text(small_suite(steps=10, lrs=(0.1,)))
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--no-leaderboard", "--quiet"]) == 0
+    assert capfd.readouterr().err == ""
