@@ -50,8 +50,8 @@ class RayExecutor:
         self._connect()
         remote = self.ray.remote(num_cpus=self.params.num_cpus, num_gpus=self.params.num_gpus,
                                  max_retries=self.params.max_retries,
-                                 retry_exceptions=True)(fn)
-        pending = {remote.remote(item): item for item in items}
+                                 retry_exceptions=True)(_call)
+        pending = {remote.remote(fn, item): item for item in items}
         try:
             while pending:
                 done, _ = self.ray.wait(list(pending), num_returns=1)
@@ -66,6 +66,12 @@ class RayExecutor:
         finally:
             for ref in pending:
                 self.ray.cancel(ref, force=True)
+
+
+def _call(fn: Callable[[Any], Any], item: Any) -> Any:
+    """``fn(item)`` as a plain function: Ray makes remote functions of functions only, and
+    ``fn`` may be any picklable callable."""
+    return fn(item)
 
 
 def build_ray(params: RayParams, ctx: Any) -> RayExecutor:
