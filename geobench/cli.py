@@ -152,9 +152,10 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
     _suite_args(val, store=False)
     res = sub.add_parser("results", help="stored results of a suite's cells")
     _suite_args(res)
-    res.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
-    res.add_argument("--csv", action="store_true",
-                     help="CSV: one row per cell and final value, config flattened")
+    form = res.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
+    form.add_argument("--csv", action="store_true",
+                      help="CSV: one row per cell and final value, config flattened")
     lb = sub.add_parser("leaderboard", help="publish a suite's leaderboard from the store")
     _suite_args(lb)
     lb.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
@@ -304,16 +305,16 @@ def cmd_results(args) -> int:
     from geobench.store import Store
 
     _, cells = _cells(args)
-    store = Store(args.store)
-    stored = store.cells([c.id for c in cells])
-    store.close()
-    if args.csv:
+    if args.csv:  # read only: a store that is not there is an error, not a new file
         from geobench.results import missing_rows, result_rows, write_csv
 
         found = result_rows(args.store, cells=[c.id for c in cells])
         held = {r["cell"] for r in found}
         write_csv(found + missing_rows([c for c in cells if c.id not in held]), sys.stdout)
         return 0
+    store = Store(args.store)
+    stored = store.cells([c.id for c in cells])
+    store.close()
     rows = []
     for cell in cells:
         row = stored.get(cell.id)
@@ -324,8 +325,7 @@ def cmd_results(args) -> int:
         if args.json:
             print(json.dumps(obj))
         else:
-            rows.append([cell.id, obj["status"], ", ".join(f"{k}={v}" for k, v in
-                                                           cell.varied.items())])
+            rows.append([cell.id, obj["status"], cell.label()])
     if not args.json:
         print(tabulate(rows, headers=["cell", "status", "varied"], tablefmt="github"))
     return 0

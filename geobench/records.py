@@ -92,6 +92,10 @@ class Cell:
     versions: dict[str, str] = field(default_factory=dict)
     specs: dict[str, ArmSpec] = field(default_factory=dict, compare=False, repr=False)
 
+    def label(self) -> str:
+        """The varied keys, ``key=value`` joined by ``, `` (``base`` for none)."""
+        return ", ".join(f"{k}={v}" for k, v in self.varied.items()) or "base"
+
     def config(self) -> dict[str, Any]:
         return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,
                 "arms": self.arms, "varied": self.varied, "versions": self.versions}

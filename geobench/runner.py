@@ -20,7 +20,7 @@ from geobench.config import Component
 from geobench.engine import Progress, run_cell
 from geobench.errors import describe_validation_error
 from geobench.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
-from geobench.loggers import select_loggers
+from geobench.loggers import prepare_log_dir, select_loggers
 from geobench.plugins import describe_failure, registry
 from geobench.provenance import provenance
 from geobench.records import Cell, CellResult, Status
@@ -40,10 +40,6 @@ class RunSummary:
     elsewhere: int = 0  # cells another run sharing the store finished meanwhile
 
 
-def describe(cell: Cell) -> str:
-    return ", ".join(f"{k}={v}" for k, v in cell.varied.items()) or "base"
-
-
 def duration(seconds: float) -> str:
     """``42 s``, ``9 min``, ``1.5 h``."""
     if seconds < 90:
@@ -61,13 +57,13 @@ def _line(text: str) -> None:
 
 class StepLines:
     """Progress from inside a cell where no bar is shown: ``<suite> <varied>: step
-    1200/5000, loss 0.4312 (1 min in)`` at a step report (every ``CHECK_EVERY`` steps) once
+    1200/5000, loss 0.4312 (2 min in)`` at a step report (every ``CHECK_EVERY`` steps) once
     ``every`` seconds have passed since the last line, and from a watcher thread (as a
     context manager) when a report is that late, so that a slow step (a long metric) is no
     longer silence."""
 
     def __init__(self, cell: Cell, every: float) -> None:
-        self.label, self.every = f"{cell.suite} {describe(cell)}", every
+        self.label, self.every = f"{cell.suite} {cell.label()}", every
         self.start = self.last = time.monotonic()
         self.state = "no step finished yet"
         self.lock, self.done = threading.Lock(), threading.Event()
@@ -119,8 +115,8 @@ class _Progress:
     else a line per finished cell, ``[12/48] <suite> <varied> complete 14.2 s, ETA 9 min``
     (``StepLines`` from inside each cell are ``CellTask``'s)."""
 
-    def __init__(self, suite: str, total: int, done: int, quiet: bool) -> None:
-        self.quiet, self.suite = quiet, suite
+    def __init__(self, suite: str, total: int, done: int, planned: int, quiet: bool) -> None:
+        self.quiet, self.suite, self.planned = quiet, suite, planned
         self.tty = sys.stderr.isatty() and not quiet
         self.finished, self.total, self.first = done, total, done
         self.started = time.monotonic()
@@ -130,7 +126,7 @@ class _Progress:
 
     def start(self, cell: Cell) -> None:
         if self.tty:
-            self.cell_bar = tqdm(desc=describe(cell)[:60], unit="step", position=1,
+            self.cell_bar = tqdm(desc=cell.label()[:60], unit="step", position=1,
                                  leave=False, file=sys.stderr)
 
     def step(self, step: int, total: int, loss: float) -> None:
@@ -140,14 +136,16 @@ class _Progress:
             self.cell_bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
             self.cell_bar.refresh()
 
-    def eta(self) -> str:
-        """``, ETA 9 min`` from this run's pace so far (empty once nothing is left)."""
-        left, ran = self.total - self.finished, self.finished - self.first
+    def eta(self, held: int) -> str:
+        """``, ETA 9 min`` from this run's pace over the cells it still plans to run (not
+        those another run holds, ``held``); empty once nothing is left."""
+        ran = self.finished - self.first
+        left = self.planned - ran - held
         if left <= 0 or ran <= 0:
             return ""
         return f", ETA {duration((time.monotonic() - self.started) / ran * left)}"
 
-    def finish(self, cell: Cell, result: CellResult) -> None:
+    def finish(self, cell: Cell, result: CellResult, held: int = 0) -> None:
         self.finished += 1
         if self.cell_bar is not None:
             self.cell_bar.close()
@@ -155,12 +153,12 @@ class _Progress:
         if self.grid is not None:
             self.grid.update(1)
             if result.status != Status.COMPLETE:
-                self.grid.write(f"{cell.id} ({describe(cell)}): {result.status}: {result.error}")
+                self.grid.write(f"{cell.id} ({cell.label()}): {result.status}: {result.error}")
         elif not self.quiet:
             took = result.finished - result.started
             note = f" ({cell.id}: {result.error})" if result.error else ""
-            _line(f"[{self.finished}/{self.total}] {self.suite} {describe(cell)} "
-                  f"{result.status} {took:.1f} s{self.eta()}{note}")
+            _line(f"[{self.finished}/{self.total}] {self.suite} {cell.label()} "
+                  f"{result.status} {took:.1f} s{self.eta(held)}{note}")
 
     def say(self, line: str) -> None:
         if self.grid is not None:
@@ -209,8 +207,9 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
     loaded = load_suite(path)
     cells = expand(loaded, reg, profile, overrides, cell_limit)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
-    task = CellTask(select_loggers(reg, loaded.suite.loggers, loggers or []),
-                    str(log_dir or Path(store_path).parent / "logs"),
+    chosen = select_loggers(reg, loaded.suite.loggers, loggers or [])
+    logs = log_dir or Path(store_path).parent / "logs"
+    task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
                     None if quiet or sys.stderr.isatty() else STEP_LINE_S)
     store = Store(store_path)
     since = time.time()
@@ -218,7 +217,8 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
         done = store.settled([c.id for c in cells], since, rerun)
         todo = [c for c in cells if c.id not in done]
         summary = RunSummary(cells, skipped=len(done))
-        progress = _Progress(loaded.suite.name, len(cells), len(done), quiet)
+        planned = len(todo) if max_cells is None else min(len(todo), max_cells)
+        progress = _Progress(loaded.suite.name, len(cells), len(done), planned, quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
         try:
@@ -234,7 +234,7 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
                             result = _lost(cell, result)
                         store.write(cell, result, provenance(), owner)
                         summary.statuses[result.status] += 1
-                        progress.finish(cell, result)
+                        progress.finish(cell, result, len(held))
                     full = max_cells is not None and sum(summary.statuses.values()) >= max_cells
                     todo = [] if full else _await_others(store, held, lease_timeout, since,
                                                          rerun, summary, progress)

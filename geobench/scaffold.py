@@ -323,7 +323,7 @@ geobench validate suites/example.yaml
 pytest
 ```
 
-`geobench run suites/example.yaml` trains the example suite on the CPU (a few seconds) and
+`geobench run suites/example.yaml` trains the example suite on the CPU (well under a minute) and
 writes its leaderboard to `results/leaderboards/${module}_example.md`.
 
 ## Layout
@@ -363,8 +363,7 @@ def check_name(name: str) -> str:
                             f"at most {MAX_LENGTH} characters (e.g. my-plugin)")
     module = module_name(name)
     if keyword.iskeyword(module):
-        raise RegistryError(f"plugin name {name!r}: its module name {module!r} is a Python "
-                            "keyword")
+        raise RegistryError(f"plugin name {name!r}: module name {module!r} is a Python keyword")
     taken = {ep.name for ep in entry_points(group=GROUP)} | set(BUILTINS)
     if module in taken:
         raise RegistryError(f"plugin name {name!r}: a geobench plugin {module!r} already "
@@ -394,9 +393,8 @@ def write_plugin(name: str, folder: str | Path = ".") -> Path:
     if target.is_dir() and any(target.iterdir()):
         raise RegistryError(f"{target} exists and is not empty; choose another name or folder")
     values = {"name": name, "module": module}
-    rendered = {Template(path).substitute(values): Template(text).substitute(values)
-                for path, text in FILES.items()}
-    for path, text in rendered.items():
-        (target / path).parent.mkdir(parents=True, exist_ok=True)
-        (target / path).write_text(text, encoding="utf-8")
+    for path, text in FILES.items():
+        out = target / Template(path).substitute(values)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(Template(text).substitute(values), encoding="utf-8")
     return target

@@ -106,8 +106,13 @@ def check_components(loaded: LoadedSuite, registry: Registry) -> None:
     """The suite's default executor and its loggers are registered, with valid params."""
     if loaded.suite.executor is not None:
         _check_component(loaded, registry, ("executor",), "executors", loaded.suite.executor)
+    seen: set[str] = set()
     for i, spec in enumerate(loaded.suite.loggers):
         _check_component(loaded, registry, ("loggers", i), "loggers", spec)
+        if spec["name"] in seen:
+            raise loaded.fail(("loggers", i, "name"), f"logger {spec['name']!r} is listed "
+                                                      "twice; list each logger once")
+        seen.add(spec["name"])
 
 
 def _check_component(loaded: LoadedSuite, registry: Registry, loc: Loc, kind: str,

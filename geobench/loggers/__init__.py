@@ -1,17 +1,18 @@
 """Experiment trackers (the ``loggers`` component kind).
 
-A run selects loggers with ``--logger NAME`` or a suite's ``loggers:`` list. Each cell gets
-its own run folder, ``<log dir>/<suite>[_<profile>]/<varied keys>``; ``CellLogs`` hands
-the cell's new series rows to every logger after each divergence check (every
+A run selects loggers with ``--logger NAME`` or a suite's ``loggers:`` list. Each cell
+gets its own run folder, ``<log dir>/<suite>[_<profile>]/<varied keys>-<cell id>``;
+``CellLogs`` hands the cell's new series rows to every logger after each divergence check (every
 ``geobench.engine.CHECK_EVERY`` steps) and at the end, as scalars tagged
 ``<arm>/<metric id>.<field>``. A logger that raises is switched off for the rest of the
-cell, with one warning per logger and process; the cell goes on.
+cell, with one line on stderr per logger and process; the cell goes on.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +28,13 @@ WARNED: set[str] = set()  # loggers that have warned in this process
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
 
 
-def run_name(cell: Cell) -> str:
-    """The cell's varied keys, ``key=value`` joined by commas (``base`` for none)."""
-    return ",".join(f"{k}={v}" for k, v in cell.varied.items()) or "base"
-
-
 def run_folder(log_dir: str | Path, cell: Cell) -> Path:
-    """``<log_dir>/<suite>[_<profile>]/<varied keys>``, each part made file-name safe."""
+    """``<log_dir>/<suite>[_<profile>]/<varied keys>-<cell id>``, made file-name safe; the
+    varied keys are cut to 150 characters, and the cell id keeps every cell's folder its own.
+    """
     suite = cell.suite + ("" if cell.profile == "smoke" else f"_{cell.profile}")
-    return Path(log_dir) / _UNSAFE.sub("_", suite) / _UNSAFE.sub("_", run_name(cell))[:200]
+    varied = _UNSAFE.sub("_", cell.label().replace(", ", ","))[:150]
+    return Path(log_dir) / _UNSAFE.sub("_", suite) / f"{varied}-{cell.id[:8]}"
 
 
 def _scalar(value: Any) -> float | int | str | bool:
@@ -45,7 +44,7 @@ def _scalar(value: Any) -> float | int | str | bool:
 def log_run(cell: Cell, log_dir: str | Path) -> LogRun:
     hparams = {"suite": cell.suite, "profile": cell.profile,
                **{k: _scalar(v) for k, v in cell.varied.items()}}
-    return LogRun(run_folder(log_dir, cell), run_name(cell), cell.suite, cell.profile,
+    return LogRun(run_folder(log_dir, cell), cell.label(), cell.suite, cell.profile,
                   cell.config(), hparams)
 
 
@@ -81,11 +80,27 @@ def select_loggers(reg: Registry, specs: list[dict[str, Any]], names: list[str]
     return tuple(components)
 
 
+def prepare_log_dir(log_dir: str | Path) -> str:
+    """``log_dir`` as an absolute path, created and checked writable; one that is not is a
+    ``RegistryError`` naming it (before any cell starts)."""
+    path = Path(log_dir).expanduser().resolve()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise RegistryError(f"log dir {str(path)!r}: cannot write there "
+                            f"({exc.strerror or exc}); choose another with --log-dir") from None
+    return str(path)
+
+
 def _warn(name: str, what: str, exc: BaseException) -> None:
+    """One line on stderr, the first time ``name`` fails in this process."""
     if name not in WARNED:
         WARNED.add(name)
-        warnings.warn(f"logger {name!r} failed to {what} ({describe_failure(exc)}); it is off "
-                      "for the rest of the cell, which goes on", RuntimeWarning, stacklevel=3)
+        sys.stderr.write(f"geobench: logger {name!r} failed to {what} "
+                         f"({describe_failure(exc)}); it is off for the rest of the cell, "
+                         "which goes on\n")
 
 
 class CellLogs:
@@ -95,11 +110,10 @@ class CellLogs:
                  cell: Cell) -> None:
         self.active: dict[str, Logger] = {}
         self.sent = 0
-        run = log_run(cell, log_dir)
         for component in components:
             try:
                 logger = build_logger(reg, component)
-                logger.start(run)
+                logger.start(log_run(cell, log_dir))
             except Exception as exc:
                 _warn(component.name, "start", exc)
                 continue

@@ -16,6 +16,7 @@ from geobench.config import Component
 from geobench.engine import run_cell
 from geobench.loggers import WARNED, run_folder
 from geobench.plugins import load_registry
+from geobench.records import Cell
 from geobench.registry import EmptyParams, Entry
 from geobench.store import Store
 from geobench.suite import expand, load_suite
@@ -28,7 +29,8 @@ CROSS = "    - {name: cka, every: 10}\n"
 def _suite(tmp_path: Path) -> Path:
     """The small suite with two arms and a cross-arm metric: tags of both kinds occur."""
     text = small_suite(steps=25, lrs=(0.1,)).replace("grid:\n  optimizer.lr: [0.1]\n", "")
-    text = text.replace("    - {name: nccc, every: 10}\n", "    - {name: nccc, every: 10}\n" + CROSS)
+    nccc = "    - {name: nccc, every: 10}\n"
+    text = text.replace(nccc, nccc + CROSS)
     path = tmp_path / "s.yaml"
     path.write_text(text + TWO_ARMS)
     return path
@@ -62,7 +64,7 @@ def test_tensorboard_scalars_equal_the_stored_series(tmp_path, executor):
     stored, cells = _stored(store), _cells(path)
     assert len(cells) == 2 and set(stored) == {c.id for c in cells}
     for cell in cells:
-        folder = logs / "small" / f"trial_seed={cell.trial_seed}"
+        folder = logs / "small" / f"trial_seed={cell.trial_seed}-{cell.id[:8]}"
         assert run_folder(logs, cell) == folder
         events = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
         events.Reload()
@@ -76,6 +78,46 @@ def test_tensorboard_scalars_equal_the_stored_series(tmp_path, executor):
             np.testing.assert_array_equal(np.float32([v for _, v in got]), want, err_msg=tag)
         text = events.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
         assert json.loads(text.replace("\n    ", "\n")) == json.loads(json.dumps(cell.config()))
+        assert _hparams_sessions(folder) == [
+            ("session_start_info", {"suite": "small", "profile": "smoke",
+                                    "trial_seed": cell.trial_seed}),
+            ("session_end_info", "STATUS_SUCCESS")]
+
+
+def _hparams_sessions(folder: Path) -> list[tuple[str, object]]:
+    """The HParams plugin's summaries in ``folder``'s event files, in order: the start
+    info's hparams, the end info's status (and ``experiment``, if any, as written)."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.plugins.hparams import api_pb2, plugin_data_pb2
+
+    out: list[tuple[str, object]] = []
+    for file in sorted(folder.glob("events.out.tfevents.*")):
+        for event in EventFileLoader(str(file)).Load():
+            for value in event.summary.value:
+                if value.metadata.plugin_data.plugin_name != "hparams":
+                    continue
+                data = plugin_data_pb2.HParamsPluginData.FromString(
+                    value.metadata.plugin_data.content)
+                kind = data.WhichOneof("data")
+                if kind == "session_start_info":
+                    hp = data.session_start_info.hparams
+                    out.append((kind, {k: v.WhichOneof("kind") and getattr(
+                        v, v.WhichOneof("kind")) for k, v in hp.items()}))
+                elif kind == "session_end_info":
+                    out.append((kind, api_pb2.Status.Name(data.session_end_info.status)))
+                else:
+                    out.append((kind, None))
+    return out
+
+
+def test_run_folders_are_one_per_cell_when_varied_keys_are_long():
+    long = {"metrics": "x" * 400}
+    cells = [Cell(f"{i:x}" * 16, "s", profile, seed, {}, {**long, "trial_seed": seed})
+             for i, (profile, seed) in enumerate([("smoke", 0), ("smoke", 1), ("full", 0)])]
+    folders = [run_folder("/logs", c) for c in cells]
+    assert len(set(folders)) == 3
+    assert [str(f.parent) for f in folders] == ["/logs/s", "/logs/s", "/logs/s_full"]
+    assert folders[1].name == "metrics=" + "x" * 142 + "-" + "1" * 8
 
 
 def _wandb_records(folder: Path) -> list:
@@ -144,19 +186,21 @@ class _Broken:
         self.finished.append(status)
 
 
-def test_a_failing_logger_warns_once_and_the_cell_goes_on(tmp_path, monkeypatch):
+def test_a_failing_logger_warns_once_and_the_cell_goes_on(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("geobench.loggers.WARNED", set())
     reg = load_registry()
     reg.add(Entry("loggers", "broken", lambda p, ctx: _Broken(), EmptyParams, "raises"))
     (tmp_path / "s.yaml").write_text(small_suite(steps=25, lrs=(0.1,)))
     cells = expand(load_suite(tmp_path / "s.yaml"), reg, "smoke")
     plain = run_cell(cells[0], reg)
-    with pytest.warns(RuntimeWarning) as caught:
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing of the logger's reaches the cell
         logged = [run_cell(c, reg, loggers=(Component("broken", EmptyParams()),),
                            log_dir=tmp_path) for c in cells]
-    assert [str(w.message) for w in caught] == [
-        "logger 'broken' failed to log (OSError: disk full); it is off for the rest of the "
-        "cell, which goes on"]
+    assert capsys.readouterr().err == (
+        "geobench: logger 'broken' failed to log (OSError: disk full); it is off for the rest "
+        "of the cell, which goes on\n")
     assert [r.status for r in logged] == ["complete", "complete"]
     assert logged[0].series == plain.series and logged[0].finals == plain.finals
     assert _Broken.finished == []  # switched off at its first failure
@@ -179,6 +223,23 @@ def test_a_suite_selects_loggers_and_a_bad_one_is_a_one_line_error(tmp_path, cap
     (tmp_path / "param.yaml").write_text(text + "loggers: [{name: wandb, project: ''}]\n")
     assert main(["validate", str(tmp_path / "param.yaml")]) == 2
     assert "project" in capsys.readouterr().err
+    (tmp_path / "twice.yaml").write_text(text + "loggers: [tensorboard, tensorboard]\n")
+    assert main(["validate", str(tmp_path / "twice.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{tmp_path / 'twice.yaml'}:") and "loggers" in err
+    assert "'tensorboard' is listed twice" in err and "\n" not in err
+
+
+def test_a_log_dir_that_cannot_be_written_stops_the_run_before_any_cell(tmp_path, capsys):
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    (tmp_path / "file").write_text("not a folder")
+    store = tmp_path / "db.sqlite"
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(store), "--logger",
+                 "tensorboard", "--log-dir", str(tmp_path / "file" / "logs"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"log dir '{tmp_path / 'file' / 'logs'}': cannot write there (")
+    assert err.endswith("); choose another with --log-dir") and "\n" not in err
+    assert not store.exists()
 
 
 def test_a_missing_package_stops_the_run_before_any_cell(tmp_path, monkeypatch, capsys):

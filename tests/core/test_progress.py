@@ -47,3 +47,11 @@ def test_quiet_prints_no_progress(tmp_path, capfd, monkeypatch):
     assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
                  "--no-leaderboard", "--quiet"]) == 0
     assert capfd.readouterr().err == ""
+
+
+def test_eta_counts_only_the_cells_this_run_will_run(tmp_path, capfd):
+    (tmp_path / "s.yaml").write_text(small_suite(steps=10))
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--no-leaderboard", "--max-cells", "2"]) == 0
+    lines = [x for x in capfd.readouterr().err.splitlines() if x.startswith("[")]
+    assert len(lines) == 2 and ", ETA " in lines[0] and ", ETA " not in lines[1], lines

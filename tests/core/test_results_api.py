@@ -230,7 +230,8 @@ def test_rows_are_filtered_and_ordered(world):
     assert df.columns[-4:].tolist() == ["arm", "metric", "field", "value"]
 
 
-def test_a_missing_store_is_an_error_and_is_not_created(tmp_path):
+def test_a_missing_store_is_an_error_and_is_not_created(tmp_path, capsys):
+    """Also through ``geobench results --csv``: exit 2 with the one-line error."""
     path = tmp_path / "none" / "db.sqlite"
     with pytest.raises(StoreError, match="no such file") as info:
         result_rows(path)
@@ -238,6 +239,14 @@ def test_a_missing_store_is_an_error_and_is_not_created(tmp_path):
     assert not path.exists() and not path.parent.exists()
     with pytest.raises(StoreError, match="not a file"):
         result_rows(tmp_path)
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5))
+    assert main(["results", str(tmp_path / "s.yaml"), "--store", str(path), "--csv"]) == 2
+    assert not path.parent.exists()
+    err = capsys.readouterr().err.strip()
+    assert str(path) in err and "no such file" in err and "\n" not in err
+    with pytest.raises(SystemExit):
+        main(["results", str(tmp_path / "s.yaml"), "--json", "--csv"])
+    assert "not allowed with argument" in capsys.readouterr().err
     junk = tmp_path / "junk.sqlite"
     junk.write_text("not a database at all" * 100)
     with pytest.raises(StoreError, match="not a SQLite database"):
