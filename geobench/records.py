@@ -92,9 +92,14 @@ class Cell:
     versions: dict[str, str] = field(default_factory=dict)
     specs: dict[str, ArmSpec] = field(default_factory=dict, compare=False, repr=False)
 
-    def label(self) -> str:
-        """The varied keys, ``key=value`` joined by ``, `` (``base`` for none)."""
-        return ", ".join(f"{k}={v}" for k, v in self.varied.items()) or "base"
+    def label(self, width: int = 40) -> str:
+        """The varied keys, ``key=value`` joined by ``, `` (``base`` for none); a value
+        longer than ``width`` characters (a whole list of metrics) is cut, ending in ``…``."""
+        def short(value: Any) -> str:
+            text = str(value)
+            return text if len(text) <= width else text[:width - 1] + "…"
+
+        return ", ".join(f"{k}={short(v)}" for k, v in self.varied.items()) or "base"
 
     def config(self) -> dict[str, Any]:
         return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,
