@@ -230,9 +230,9 @@ class Executor(Protocol):
 @dataclass(frozen=True)
 class LogRun:
     """One cell as an experiment tracker sees it: ``folder`` (the cell's run folder,
-    ``<log dir>/<suite>[_<profile>]/<varied keys>``), ``name`` (its varied keys), the suite
-    and profile, ``config`` (the cell's resolved config, as stored) and ``hparams`` (its
-    suite, profile and varied keys as flat scalars)."""
+    ``<log dir>/<suite>[_<profile>]/<varied keys>-<cell id>``), ``name`` (its varied keys),
+    the suite and profile, ``config`` (the cell's resolved config, as stored) and
+    ``hparams`` (its suite, profile and varied keys as flat scalars)."""
 
     folder: Path
     name: str
@@ -261,7 +261,9 @@ class Logger(abc.ABC):
 
     @abc.abstractmethod
     def finish(self, status: str) -> None:
-        """Close the run; ``status`` is the cell's (complete, diverged, failed)."""
+        """Close the run; ``status`` is the cell's (complete, diverged, failed), or
+        ``interrupted`` when the run stops mid-cell. Also called, with ``failed``, after
+        ``start`` or ``log`` raised."""
 
 
 Factory = Callable[[Any, BuildContext], Any]

@@ -189,16 +189,21 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
     reg = reg or default_registry()
     logs = CellLogs(reg, loggers, log_dir, cell) if loggers else None
     result = CellResult(cell.id, Status.COMPLETE, started=time.time())
+    ended = "interrupted"  # what the loggers hear if the run stops inside the cell
     try:
-        _train(cell, reg, progress, result, logs)
-    except Exception as exc:  # a failing cell is recorded and the grid goes on
-        result.status = Status.FAILED
-        result.error = describe_failure(exc)
-        result.traceback = traceback.format_exc()
-    result.finished = time.time()  # the loggers' start and close are not the cell's time
-    if logs is not None:
-        logs.send(result.series)
-        logs.close(result.status)
+        try:
+            _train(cell, reg, progress, result, logs)
+        except Exception as exc:  # a failing cell is recorded and the grid goes on
+            result.status = Status.FAILED
+            result.error = describe_failure(exc)
+            result.traceback = traceback.format_exc()
+        result.finished = time.time()  # the loggers' start and close are not the cell's time
+        ended = result.status.value
+        if logs is not None:
+            logs.send(result.series)
+    finally:
+        if logs is not None:
+            logs.close(ended)
     return result
 
 

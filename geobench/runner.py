@@ -115,8 +115,9 @@ class _Progress:
     else a line per finished cell, ``[12/48] <suite> <varied> complete 14.2 s, ETA 9 min``
     (``StepLines`` from inside each cell are ``CellTask``'s)."""
 
-    def __init__(self, suite: str, total: int, done: int, planned: int, quiet: bool) -> None:
-        self.quiet, self.suite, self.planned = quiet, suite, planned
+    def __init__(self, suite: str, total: int, done: int, todo: int, max_cells: int | None,
+                 quiet: bool) -> None:
+        self.quiet, self.suite, self.todo, self.max_cells = quiet, suite, todo, max_cells
         self.tty = sys.stderr.isatty() and not quiet
         self.finished, self.total, self.first = done, total, done
         self.started = time.monotonic()
@@ -137,10 +138,13 @@ class _Progress:
             self.cell_bar.refresh()
 
     def eta(self, held: int) -> str:
-        """``, ETA 9 min`` from this run's pace over the cells it still plans to run (not
-        those another run holds, ``held``); empty once nothing is left."""
+        """``, ETA 9 min`` from this run's pace over the cells it still plans to run: those
+        left to do less the ``held`` ones another run holds, at most what ``--max-cells``
+        leaves; empty once nothing is left."""
         ran = self.finished - self.first
-        left = self.planned - ran - held
+        left = self.todo - ran - held
+        if self.max_cells is not None:
+            left = min(left, self.max_cells - ran)
         if left <= 0 or ran <= 0:
             return ""
         return f", ETA {duration((time.monotonic() - self.started) / ran * left)}"
@@ -208,6 +212,9 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
     cells = expand(loaded, reg, profile, overrides, cell_limit)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
     chosen = select_loggers(reg, loaded.suite.loggers, loggers or [])
+    if log_dir and not chosen and not quiet:
+        _line(f"geobench: --log-dir {log_dir} is not used: {path} selects no logger "
+              "(add --logger NAME)")
     logs = log_dir or Path(store_path).parent / "logs"
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
                     None if quiet or sys.stderr.isatty() else STEP_LINE_S)
@@ -217,8 +224,8 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
         done = store.settled([c.id for c in cells], since, rerun)
         todo = [c for c in cells if c.id not in done]
         summary = RunSummary(cells, skipped=len(done))
-        planned = len(todo) if max_cells is None else min(len(todo), max_cells)
-        progress = _Progress(loaded.suite.name, len(cells), len(done), planned, quiet)
+        progress = _Progress(loaded.suite.name, len(cells), len(done), len(todo), max_cells,
+                             quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
         try:

@@ -364,6 +364,9 @@ def check_name(name: str) -> str:
     module = module_name(name)
     if keyword.iskeyword(module):
         raise RegistryError(f"plugin name {name!r}: module name {module!r} is a Python keyword")
+    if module in {path.split("/")[0] for path in FILES if "/" in path}:
+        raise RegistryError(f"plugin name {name!r}: {module!r} is a folder of the package "
+                            "(its tests or suites); choose another name")
     taken = {ep.name for ep in entry_points(group=GROUP)} | set(BUILTINS)
     if module in taken:
         raise RegistryError(f"plugin name {name!r}: a geobench plugin {module!r} already "
@@ -380,11 +383,8 @@ def check_name(name: str) -> str:
 
 
 def write_plugin(name: str, folder: str | Path = ".") -> Path:
-    """Write the plugin package ``<folder>/<name>/`` and return its path.
-
-    Nothing is written if ``name`` is refused (``check_name``) or ``<folder>/<name>``
-    exists and is not an empty folder (``RegistryError``, one line).
-    """
+    """Write the plugin package ``<folder>/<name>/`` and return its path; nothing is written
+    if ``name`` is refused or ``<folder>/<name>`` is a non-empty folder (``RegistryError``)."""
     module = check_name(name)
     target = Path(folder) / name
     for path in (Path(folder), target):

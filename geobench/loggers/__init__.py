@@ -5,7 +5,8 @@ gets its own run folder, ``<log dir>/<suite>[_<profile>]/<varied keys>-<cell id>
 ``CellLogs`` hands the cell's new series rows to every logger after each divergence check (every
 ``geobench.engine.CHECK_EVERY`` steps) and at the end, as scalars tagged
 ``<arm>/<metric id>.<field>``. A logger that raises is switched off for the rest of the
-cell, with one line on stderr per logger and process; the cell goes on.
+cell (told to finish, so that it closes its files), with one line on stderr per logger and
+process; the cell goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import torch
 from geobench.api import BuildContext, Logger, LogRun
 from geobench.config import Component
 from geobench.plugins import describe_failure
-from geobench.records import Cell
+from geobench.records import Cell, Status
 from geobench.registry import Registry, RegistryError, ValidationError
 
 WARNED: set[str] = set()  # loggers that have warned in this process
@@ -113,11 +115,14 @@ class CellLogs:
         for component in components:
             try:
                 logger = build_logger(reg, component)
-                logger.start(log_run(cell, log_dir))
             except Exception as exc:
                 _warn(component.name, "start", exc)
                 continue
             self.active[component.name] = logger
+            try:
+                logger.start(log_run(cell, log_dir))
+            except Exception as exc:
+                self._off(component.name, "start", exc)
 
     def send(self, series: list[tuple[str, str, int, float]]) -> None:
         """Log the rows after the last sent one, step by step (sorted by step)."""
@@ -141,5 +146,10 @@ class CellLogs:
         self.active = {}
 
     def _off(self, name: str, what: str, exc: BaseException) -> None:
-        del self.active[name]
+        """Switch off a logger that raised; one that failed to start or log is still told
+        to finish (as ``failed``, best effort) so that it closes its files."""
+        logger = self.active.pop(name)
         _warn(name, what, exc)
+        if what != "finish":
+            with suppress(Exception):
+                logger.finish(Status.FAILED.value)

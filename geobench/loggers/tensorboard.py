@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from geobench.api import Logger, LogRun, Params
+from geobench.records import Status
 
 
 class TensorBoardParams(Params):
@@ -32,19 +33,25 @@ class TensorBoardLogger(Logger):
 
         self.writer = self.writer_class(log_dir=str(run.folder),
                                         flush_secs=self.params.flush_secs)
-        _, session_start, _ = hparams(run.hparams, {})
-        self.writer.file_writer.add_summary(session_start)
-        text = json.dumps(run.config, indent=2, default=str)
-        self.writer.add_text("config", "    " + text.replace("\n", "\n    "))
+        try:
+            _, session_start, _ = hparams(run.hparams, {})
+            self.writer.file_writer.add_summary(session_start)
+            text = json.dumps(run.config, indent=2, default=str)
+            self.writer.add_text("config", "    " + text.replace("\n", "\n    "))
+        except BaseException:
+            self.writer.close()
+            raise
 
     def log(self, step: int, scalars: dict[str, float]) -> None:
         for tag, value in scalars.items():
             self.writer.add_scalar(tag, value, global_step=step)
 
     def finish(self, status: str) -> None:
-        self.writer.file_writer.add_summary(_session_end(status == "complete"))
-        self.writer.add_text("status", status)
-        self.writer.close()
+        try:
+            self.writer.file_writer.add_summary(_session_end(status == Status.COMPLETE.value))
+            self.writer.add_text("status", status)
+        finally:
+            self.writer.close()
 
 
 def _session_end(success: bool) -> Any:

@@ -33,14 +33,18 @@ class WandbLogger(Logger):
         self.run = self.wandb.init(mode="offline", dir=str(run.folder), project=self.params.project,
                                    name=run.name, group=run.suite, job_type=run.profile,
                                    config=run.config, reinit="create_new", settings=settings)
-        self.run.define_metric(STEP)
-        self.run.define_metric("*", step_metric=STEP)
+        try:
+            self.run.define_metric(STEP)
+            self.run.define_metric("*", step_metric=STEP)
+        except BaseException:
+            self.run.finish(exit_code=1)
+            raise
 
     def log(self, step: int, scalars: dict[str, float]) -> None:
         self.run.log({STEP: step, **scalars})
 
     def finish(self, status: str) -> None:
-        self.run.finish(exit_code=0 if status == Status.COMPLETE else 1)
+        self.run.finish(exit_code=0 if status == Status.COMPLETE.value else 1)
 
 
 def build_wandb(params: WandbParams, ctx: Any) -> WandbLogger:

@@ -1,6 +1,7 @@
 """Experiment trackers: what TensorBoard and W&B (offline) hold after a run equals the store;
 a failing logger never fails a cell; loggers are selected by flag or by the suite."""
 
+import itertools
 import json
 import math
 import struct
@@ -14,7 +15,8 @@ import pytest
 from geobench.cli import main
 from geobench.config import Component
 from geobench.engine import run_cell
-from geobench.loggers import WARNED, run_folder
+from geobench.loggers import run_folder
+from geobench.loggers.tensorboard import TensorBoardParams
 from geobench.plugins import load_registry
 from geobench.records import Cell
 from geobench.registry import EmptyParams, Entry
@@ -175,39 +177,97 @@ def test_wandb_offline_history_equals_the_stored_series(tmp_path, monkeypatch):
 
 
 class _Broken:
-    """A logger that starts, then raises on every value."""
+    """A logger that raises in ``fails`` (start, log or finish) and records every call."""
 
-    finished: list[str] = []
+    def __init__(self, fails: str, calls: list[str]) -> None:
+        self.fails, self.calls = fails, calls
+
+    def _call(self, what: str, detail: str = "") -> None:
+        self.calls.append(what + detail)
+        if what == self.fails:
+            raise OSError("disk full")
 
     def start(self, run):
-        run.folder.mkdir(parents=True)
+        self._call("start")
 
     def log(self, step, scalars):
-        raise OSError("disk full")
+        self._call("log")
 
     def finish(self, status):
-        self.finished.append(status)
+        self._call("finish", f":{status}")
 
 
-def test_a_failing_logger_warns_once_and_the_cell_goes_on(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("geobench.loggers.WARNED", set())
+def _broken_run(tmp_path: Path, fails: str, calls: list[str]):
+    """Run the small suite's cells with a ``_Broken`` logger that records into ``calls``;
+    (cells, results, registry)."""
     reg = load_registry()
-    reg.add(Entry("loggers", "broken", lambda p, ctx: _Broken(), EmptyParams, "raises"))
+    reg.add(Entry("loggers", "broken", lambda p, ctx: _Broken(fails, calls), EmptyParams,
+                  "raises"))
     (tmp_path / "s.yaml").write_text(small_suite(steps=25, lrs=(0.1,)))
     cells = expand(load_suite(tmp_path / "s.yaml"), reg, "smoke")
-    plain = run_cell(cells[0], reg)
-    capsys.readouterr()
+    results = [run_cell(c, reg, loggers=(Component("broken", EmptyParams()),),
+                        log_dir=tmp_path) for c in cells]
+    return cells, results, reg
+
+
+@pytest.mark.parametrize("fails, calls", [
+    ("start", ["start", "finish:failed"]),  # told to finish, so that it closes its files
+    ("log", ["start", "log", "finish:failed"]),  # off at its first failure
+    ("finish", ["start", "log", "finish:complete"]),  # (a log call at each step)
+])
+def test_a_failing_logger_warns_once_and_the_cell_goes_on(tmp_path, monkeypatch, capsys,
+                                                          fails, calls):
+    monkeypatch.setattr("geobench.loggers.WARNED", set())
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing of the logger's reaches the cell
-        logged = [run_cell(c, reg, loggers=(Component("broken", EmptyParams()),),
-                           log_dir=tmp_path) for c in cells]
+        cells, logged, reg = _broken_run(tmp_path, fails, seen := [])
     assert capsys.readouterr().err == (
-        "geobench: logger 'broken' failed to log (OSError: disk full); it is off for the rest "
-        "of the cell, which goes on\n")
+        f"geobench: logger 'broken' failed to {fails} (OSError: disk full); it is off for the "
+        "rest of the cell, which goes on\n")
+    assert [k for k, _ in itertools.groupby(seen)] == calls + calls  # in each of two cells
+    plain = run_cell(cells[0], reg)
     assert [r.status for r in logged] == ["complete", "complete"]
     assert logged[0].series == plain.series and logged[0].finals == plain.finals
-    assert _Broken.finished == []  # switched off at its first failure
-    assert WARNED == set()  # the module's set was replaced for this test only
+
+
+def test_a_run_stopped_inside_a_cell_finishes_its_loggers(tmp_path, monkeypatch):
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("geobench.engine._train", interrupt)
+    calls: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        _broken_run(tmp_path, "nothing", calls)
+    assert calls == ["start", "finish:interrupted"]
+
+
+@pytest.mark.parametrize("step", ["start", "finish"])
+def test_tensorboard_closes_its_writer_when_a_step_fails(tmp_path, monkeypatch, capsys, step):
+    import torch.utils.tensorboard as tb
+
+    writers = []
+
+    class Recorded(tb.SummaryWriter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            writers.append(self)
+
+    def fail(*args):
+        raise RuntimeError("proto mismatch")
+
+    monkeypatch.setattr(tb, "SummaryWriter", Recorded)
+    monkeypatch.setattr("geobench.loggers.WARNED", set())
+    target = ("torch.utils.tensorboard.summary.hparams" if step == "start"
+              else "geobench.loggers.tensorboard._session_end")
+    monkeypatch.setattr(target, fail)
+    (tmp_path / "s.yaml").write_text(small_suite(steps=10, lrs=(0.1,)))
+    cell = _cells(tmp_path / "s.yaml")[0]
+    tensorboard = Component("tensorboard", TensorBoardParams())
+    result = run_cell(cell, loggers=(tensorboard,), log_dir=tmp_path)
+    assert result.status == "complete"
+    assert f"logger 'tensorboard' failed to {step} (RuntimeError: proto mismatch)" in (
+        capsys.readouterr().err)
+    assert len(writers) == 1 and writers[0].all_writers is None  # closed
 
 
 def test_a_suite_selects_loggers_and_a_bad_one_is_a_one_line_error(tmp_path, capsys):
@@ -260,3 +320,13 @@ def test_a_missing_package_stops_the_run_before_any_cell(tmp_path, monkeypatch, 
         assert main(["run", str(tmp_path / "s.yaml"), "--store", str(store), "--logger",
                      "nope", "--quiet"]) == 2
     assert "'nope' is not a registered logger" in capsys.readouterr().err
+
+
+def test_a_log_dir_without_a_logger_is_noted_and_not_used(tmp_path, capsys):
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--log-dir", str(tmp_path / "tb"), "--no-leaderboard"]) == 0
+    (first, *_) = capsys.readouterr().err.splitlines()
+    assert first == (f"geobench: --log-dir {tmp_path / 'tb'} is not used: "
+                     f"{tmp_path / 's.yaml'} selects no logger (add --logger NAME)")
+    assert not (tmp_path / "tb").exists()

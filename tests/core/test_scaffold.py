@@ -66,6 +66,8 @@ def test_generated_code_is_ruff_clean(tmp_path):
     ("-plugin", "a letter, then letters, digits"),
     ("p" * 41, "at most 40 characters"),
     ("Class", "'class' is a Python keyword"),
+    ("tests", "'tests' is a folder of the package"),
+    ("Suites", "'suites' is a folder of the package"),
     ("mirror", "a geobench plugin 'mirror' already exists"),
     ("core", "a geobench plugin 'core' already exists"),
     ("torch", "a module 'torch' is already importable"),
