@@ -186,18 +186,21 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
              loggers: tuple[Component, ...] = (), log_dir: str | Path = "logs") -> CellResult:
     """Train every arm of ``cell`` in lockstep; never raises (failures become the status).
     ``loggers`` receive the series as they grow, in the cell's folder under ``log_dir``."""
-    reg = reg or default_registry()
-    logs = CellLogs(reg, loggers, log_dir, cell) if loggers else None
-    result = CellResult(cell.id, Status.COMPLETE, started=time.time())
+    result = CellResult(cell.id, Status.COMPLETE)
+    logs: CellLogs | None = None
     ended = "interrupted"  # what the loggers hear if the run stops inside the cell
     try:
         try:
+            reg = reg or default_registry()
+            logs = CellLogs(reg, loggers, log_dir, cell) if loggers else None
+            result.started = time.time()  # the loggers' start is not the cell's time
             _train(cell, reg, progress, result, logs)
         except Exception as exc:  # a failing cell is recorded and the grid goes on
             result.status = Status.FAILED
             result.error = describe_failure(exc)
             result.traceback = traceback.format_exc()
-        result.finished = time.time()  # the loggers' start and close are not the cell's time
+        result.finished = time.time()
+        result.started = result.started or result.finished
         ended = result.status.value
         if logs is not None:
             logs.send(result.series)

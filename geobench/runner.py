@@ -20,7 +20,7 @@ from geobench.config import Component
 from geobench.engine import Progress, run_cell
 from geobench.errors import describe_validation_error
 from geobench.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
-from geobench.loggers import prepare_log_dir, select_loggers
+from geobench.loggers import prepare_log_dir, reset_warnings, select_loggers
 from geobench.plugins import describe_failure, registry
 from geobench.provenance import provenance
 from geobench.records import Cell, CellResult, Status
@@ -96,15 +96,16 @@ class StepLines:
 @dataclass(frozen=True)
 class CellTask:
     """What an executor runs for each cell: ``run_cell`` with the run's loggers, and
-    ``StepLines`` every ``every`` seconds (None: none) unless a ``progress`` callback is
-    given — picklable, for worker processes."""
+    ``StepLines`` every ``every`` seconds (None: none) where the cell runs with neither a
+    ``progress`` callback (a bar) nor a terminal on stderr (a worker's own log file gets
+    them) — picklable, for worker processes."""
 
     loggers: tuple[Component, ...] = ()
     log_dir: str = "logs"
     every: float | None = None
 
     def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
-        if progress is not None or self.every is None:
+        if progress is not None or self.every is None or sys.stderr.isatty():
             return run_cell(cell, progress=progress, loggers=self.loggers, log_dir=self.log_dir)
         with StepLines(cell, self.every) as lines:
             return run_cell(cell, progress=lines, loggers=self.loggers, log_dir=self.log_dir)
@@ -137,19 +138,19 @@ class _Progress:
             self.cell_bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
             self.cell_bar.refresh()
 
-    def eta(self, held: int) -> str:
+    def eta(self, others: int) -> str:
         """``, ETA 9 min`` from this run's pace over the cells it still plans to run: those
-        left to do less the ``held`` ones another run holds, at most what ``--max-cells``
-        leaves; empty once nothing is left."""
+        left to do less the ``others`` that another run holds or has finished, at most what
+        ``--max-cells`` leaves; empty once nothing is left."""
         ran = self.finished - self.first
-        left = self.todo - ran - held
+        left = self.todo - ran - others
         if self.max_cells is not None:
             left = min(left, self.max_cells - ran)
         if left <= 0 or ran <= 0:
             return ""
         return f", ETA {duration((time.monotonic() - self.started) / ran * left)}"
 
-    def finish(self, cell: Cell, result: CellResult, held: int = 0) -> None:
+    def finish(self, cell: Cell, result: CellResult, others: int = 0) -> None:
         self.finished += 1
         if self.cell_bar is not None:
             self.cell_bar.close()
@@ -162,7 +163,7 @@ class _Progress:
             took = result.finished - result.started
             note = f" ({cell.id}: {result.error})" if result.error else ""
             _line(f"[{self.finished}/{self.total}] {self.suite} {cell.label()} "
-                  f"{result.status} {took:.1f} s{self.eta(held)}{note}")
+                  f"{result.status} {took:.1f} s{self.eta(others)}{note}")
 
     def say(self, line: str) -> None:
         if self.grid is not None:
@@ -217,7 +218,8 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
               "(add --logger NAME)")
     logs = log_dir or Path(store_path).parent / "logs"
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
-                    None if quiet or sys.stderr.isatty() else STEP_LINE_S)
+                    None if quiet else STEP_LINE_S)
+    reset_warnings()
     store = Store(store_path)
     since = time.time()
     try:
@@ -235,13 +237,13 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
                     started = sum(summary.statuses.values())
                     limit = None if max_cells is None else max_cells - started
                     leased = _leased(store, todo, owner, lease_timeout, since, rerun, held,
-                                     limit)
+                                     limit, summary)
                     for cell, result in _execute(runner, leased, progress, task):
                         if isinstance(result, BaseException):  # the executor lost the task
                             result = _lost(cell, result)
                         store.write(cell, result, provenance(), owner)
                         summary.statuses[result.status] += 1
-                        progress.finish(cell, result, len(held))
+                        progress.finish(cell, result, len(held) + summary.elsewhere)
                     full = max_cells is not None and sum(summary.statuses.values()) >= max_cells
                     todo = [] if full else _await_others(store, held, lease_timeout, since,
                                                          rerun, summary, progress)
@@ -258,9 +260,11 @@ def _lost(cell: Cell, exc: BaseException) -> CellResult:
 
 
 def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: float,
-            rerun: bool, held: list[Cell], limit: int | None) -> Iterator[Cell]:
+            rerun: bool, held: list[Cell], limit: int | None, summary: RunSummary
+            ) -> Iterator[Cell]:
     """The cells ``owner`` leases, at most ``limit`` (what ``--max-cells`` leaves), one at a
-    time as the executor asks for them; the cells another run holds go to ``held``."""
+    time as the executor asks for them; the cells another run holds go to ``held``, those
+    another run has finished meanwhile are counted in ``summary.elsewhere``."""
     for cell in cells:
         if limit is not None and limit <= 0:
             return
@@ -269,6 +273,8 @@ def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: 
             yield cell
         elif cell.id not in store.settled([cell.id], since, rerun):
             held.append(cell)
+        else:
+            summary.elsewhere += 1
 
 
 def _await_others(store: Store, held: list[Cell], timeout: float, since: float, rerun: bool,

@@ -39,11 +39,30 @@ def _sendable(exc: Exception) -> Exception:
         return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
+class _Terminated(BaseException):
+    """SIGTERM in a worker, raised where it runs so that the cell's ``finally`` blocks (its
+    loggers' close) run before the worker dies of the signal."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
 def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection) -> None:
     """A worker: receive an item, send back ``fn(item)`` (or the exception it raised), until
-    the parent closes the pipe. Ctrl-C is the parent's to handle: it terminates the workers."""
+    the parent closes the pipe. Ctrl-C is the parent's to handle: it terminates the workers,
+    which unwind the running cell and then die of SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _terminated)
     torch.set_num_threads(threads)
+    try:
+        _loop(fn, conn)
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _loop(fn: Callable[[Any], Any], conn: Connection) -> None:
     while True:
         try:
             item = conn.recv()

@@ -5,8 +5,8 @@ gets its own run folder, ``<log dir>/<suite>[_<profile>]/<varied keys>-<cell id>
 ``CellLogs`` hands the cell's new series rows to every logger after each divergence check (every
 ``geobench.engine.CHECK_EVERY`` steps) and at the end, as scalars tagged
 ``<arm>/<metric id>.<field>``. A logger that raises is switched off for the rest of the
-cell (told to finish, so that it closes its files), with one line on stderr per logger and
-process; the cell goes on.
+cell (told to finish, so that it closes its files), with one line on stderr per logger, run
+and process; the cell goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from geobench.api import BuildContext, Logger, LogRun
 from geobench.config import Component
@@ -26,7 +27,7 @@ from geobench.plugins import describe_failure
 from geobench.records import Cell, Status
 from geobench.registry import Registry, RegistryError, ValidationError
 
-WARNED: set[str] = set()  # loggers that have warned in this process
+WARNED: set[str] = set()  # loggers that have warned in this run and process
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
 
 
@@ -96,13 +97,18 @@ def prepare_log_dir(log_dir: str | Path) -> str:
     return str(path)
 
 
+def reset_warnings() -> None:
+    """Let every logger warn again (once): called as a run starts."""
+    WARNED.clear()
+
+
 def _warn(name: str, what: str, exc: BaseException) -> None:
-    """One line on stderr, the first time ``name`` fails in this process."""
+    """One line on stderr (above any progress bar), the first time ``name`` fails in this
+    run and process."""
     if name not in WARNED:
         WARNED.add(name)
-        sys.stderr.write(f"geobench: logger {name!r} failed to {what} "
-                         f"({describe_failure(exc)}); it is off for the rest of the cell, "
-                         "which goes on\n")
+        tqdm.write(f"geobench: logger {name!r} failed to {what} ({describe_failure(exc)}); "
+                   "it is off for the rest of the cell, which goes on", file=sys.stderr)
 
 
 class CellLogs:

@@ -4,8 +4,10 @@ a failing logger never fails a cell; loggers are selected by flag or by the suit
 import itertools
 import json
 import math
+import signal
 import struct
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from geobench.records import Cell
 from geobench.registry import EmptyParams, Entry
 from geobench.store import Store
 from geobench.suite import expand, load_suite
+from tests.conftest import start_cli
 from tests.core.suite_text import small_suite
 
 TWO_ARMS = "arms:\n  slow: {optimizer: {lr: 0.02}}\n  fast: {optimizer: {lr: 0.2}}\n"
@@ -330,3 +333,46 @@ def test_a_log_dir_without_a_logger_is_noted_and_not_used(tmp_path, capsys):
     assert first == (f"geobench: --log-dir {tmp_path / 'tb'} is not used: "
                      f"{tmp_path / 's.yaml'} selects no logger (add --logger NAME)")
     assert not (tmp_path / "tb").exists()
+
+
+@pytest.mark.parametrize("executor", ["local", "pool"])
+def test_a_terminated_run_ends_its_cells_sessions_as_interrupted(tmp_path, executor):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    (tmp_path / "s.yaml").write_text(small_suite(steps=20000, lrs=(0.1,)))
+    proc = start_cli(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard",
+                      "--executor", executor, "--logger", "tensorboard", "--log-dir", "tb"],
+                     tmp_path)
+    want = 1 if executor == "local" else 2  # cells running at once
+    deadline = time.time() + 120
+    while time.time() < deadline and len(_started(tmp_path / "tb")) < want:
+        time.sleep(0.2)
+    time.sleep(1.0)  # into training
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    folders = sorted((tmp_path / "tb" / "small").iterdir())
+    assert len(folders) == want
+    for folder in folders:
+        assert _hparams_sessions(folder)[-1] == ("session_end_info", "STATUS_FAILURE")
+        events = EventAccumulator(str(folder), size_guidance={"tensors": 0})
+        events.Reload()
+        status = events.Tensors("status/text_summary")[0].tensor_proto.string_val[0]
+        assert status == b"interrupted"
+
+
+def _started(logs: Path) -> list[Path]:
+    """The cells' event files under ``logs`` (a file is created as its logger starts)."""
+    return list(logs.glob("*/*/events.out.tfevents.*"))
+
+
+def test_each_run_warns_again_about_a_failing_logger(tmp_path, monkeypatch, capsys):
+    def fail(self, step, scalars):
+        raise OSError("disk full")
+
+    monkeypatch.setattr("geobench.loggers.tensorboard.TensorBoardLogger.log", fail)
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    for _ in range(2):
+        assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                     "--logger", "tensorboard", "--quiet", "--no-leaderboard", "--rerun"]) == 0
+    assert capsys.readouterr().err.count("logger 'tensorboard' failed to log") == 2

@@ -1,12 +1,19 @@
-"""Progress off a terminal: a line per finished cell with the run's ETA, and lines from
-inside a running cell (in this process and in pool workers)."""
+"""Progress off a terminal: a line per finished cell with the run's ETA (over the cells
+this run will run), and lines from inside a running cell (in this process and in pool
+workers)."""
 
 import re
+import sys
 
 import pytest
 
 from geobench.cli import main
-from geobench.runner import _Progress, duration
+from geobench.leases import new_owner
+from geobench.plugins import registry
+from geobench.records import CellResult, Status
+from geobench.runner import RunSummary, _leased, _Progress, duration
+from geobench.store import Store
+from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 
 LINE = re.compile(r"\[(\d)/4\] small optimizer\.lr=(0\.05|0\.1), trial_seed=[01] complete "
@@ -70,3 +77,30 @@ def test_eta_is_pace_times_cells_left(monkeypatch, todo, max_cells, held, left):
     progress = _Progress("s", total=12, done=2, todo=todo, max_cells=max_cells, quiet=True)
     progress.finished += 2  # two cells in 10 s
     assert progress.eta(held) == (f", ETA {duration(5.0 * left)}" if left else "")
+
+
+def test_pool_workers_print_step_lines_while_the_parent_shows_bars(tmp_path, capfd,
+                                                                  monkeypatch):
+    monkeypatch.setattr("geobench.runner.STEP_LINE_S", 0.0)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the workers' stderr is not
+    (tmp_path / "s.yaml").write_text(small_suite(steps=30, lrs=(0.1,)))
+    assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
+                 "--executor", "pool", "--no-leaderboard"]) == 0
+    err = capfd.readouterr().err
+    assert "2/2" in err  # the grid bar
+    # (the bar and the workers' lines share the captured stderr, so a line may follow the bar)
+    steps = re.findall(r"  small optimizer\.lr=0\.1, trial_seed=([01]): step 30/30", err)
+    assert sorted(steps) == ["0", "1"], err
+
+
+def test_cells_another_run_finished_are_counted_as_run_elsewhere(tmp_path):
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    cells = expand(load_suite(tmp_path / "s.yaml"), registry(), "smoke")
+    store = Store(tmp_path / "db.sqlite")
+    try:  # the first cell is finished by another run after this run listed its todo
+        store.write(cells[0], CellResult(cells[0].id, Status.COMPLETE), {}, "other:1:ns:0")
+        summary, held = RunSummary(cells, skipped=0), []
+        leased = list(_leased(store, cells, new_owner(), 60, 0.0, False, held, None, summary))
+    finally:
+        store.close()
+    assert leased == cells[1:] and held == [] and summary.elsewhere == 1
