@@ -201,9 +201,9 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
             result.traceback = traceback.format_exc()
         result.finished = time.time()
         result.started = result.started or result.finished
-        ended = result.status.value
         if logs is not None:
             logs.send(result.series)
+        ended = result.status.value
     finally:
         if logs is not None:
             logs.close(ended)

@@ -121,7 +121,7 @@ class _Progress:
         self.quiet, self.suite, self.todo, self.max_cells = quiet, suite, todo, max_cells
         self.tty = sys.stderr.isatty() and not quiet
         self.finished, self.total, self.first = done, total, done
-        self.started = time.monotonic()
+        self.started, self.waited = time.monotonic(), 0.0
         self.grid = tqdm(total=total, initial=done, desc=suite, unit="cell",
                          position=0, file=sys.stderr) if self.tty else None
         self.cell_bar: tqdm | None = None
@@ -139,16 +139,18 @@ class _Progress:
             self.cell_bar.refresh()
 
     def eta(self, others: int) -> str:
-        """``, ETA 9 min`` from this run's pace over the cells it still plans to run: those
-        left to do less the ``others`` that another run holds or has finished, at most what
-        ``--max-cells`` leaves; empty once nothing is left."""
+        """``, ETA 9 min`` from this run's pace (time spent waiting for other runs' cells
+        left out) over the cells it still plans to run: those left to do less the ``others``
+        that another run holds or has finished, at most what ``--max-cells`` leaves; empty
+        once nothing is left."""
         ran = self.finished - self.first
         left = self.todo - ran - others
         if self.max_cells is not None:
             left = min(left, self.max_cells - ran)
         if left <= 0 or ran <= 0:
             return ""
-        return f", ETA {duration((time.monotonic() - self.started) / ran * left)}"
+        pace = (time.monotonic() - self.started - self.waited) / ran
+        return f", ETA {duration(pace * left)}"
 
     def finish(self, cell: Cell, result: CellResult, others: int = 0) -> None:
         self.finished += 1
@@ -245,8 +247,10 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
                         summary.statuses[result.status] += 1
                         progress.finish(cell, result, len(held) + summary.elsewhere)
                     full = max_cells is not None and sum(summary.statuses.values()) >= max_cells
+                    waiting = time.monotonic()
                     todo = [] if full else _await_others(store, held, lease_timeout, since,
                                                          rerun, summary, progress)
+                    progress.waited += time.monotonic() - waiting
         finally:
             progress.close()
     finally:

@@ -41,11 +41,13 @@ def run_cli(args: list[str], cwd: Path, site: Path | None = None, timeout: float
 
 
 def start_cli(args: list[str], cwd: Path, site: Path | None = None,
-              extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    """``geobench ARGS`` started in the background (text pipes for stdout and stderr)."""
+              extra_env: dict[str, str] | None = None,
+              new_session: bool = False) -> subprocess.Popen:
+    """``geobench ARGS`` started in the background (text pipes for stdout and stderr); with
+    ``new_session`` it leads its own process group."""
     return subprocess.Popen([sys.executable, "-m", "geobench.cli", *args], cwd=cwd,
                             env=cli_env(site, extra_env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=new_session)
 
 
 @pytest.fixture

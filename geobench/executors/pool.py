@@ -45,6 +45,7 @@ class _Terminated(BaseException):
 
 
 def _terminated(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the unwinding
     raise _Terminated
 
 
@@ -54,8 +55,8 @@ def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection) -> None:
     which unwind the running cell and then die of SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminated)
-    torch.set_num_threads(threads)
     try:
+        torch.set_num_threads(threads)
         _loop(fn, conn)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -118,17 +118,25 @@ class CellLogs:
                  cell: Cell) -> None:
         self.active: dict[str, Logger] = {}
         self.sent = 0
-        for component in components:
-            try:
-                logger = build_logger(reg, component)
-            except Exception as exc:
-                _warn(component.name, "start", exc)
-                continue
-            self.active[component.name] = logger
-            try:
-                logger.start(log_run(cell, log_dir))
-            except Exception as exc:
-                self._off(component.name, "start", exc)
+        try:
+            for component in components:
+                self._start(reg, component, cell, log_dir)
+        except BaseException:  # stopped while starting: close the loggers already started
+            self.close("interrupted")
+            raise
+
+    def _start(self, reg: Registry, component: Component, cell: Cell,
+               log_dir: str | Path) -> None:
+        try:
+            logger = build_logger(reg, component)
+        except Exception as exc:
+            _warn(component.name, "start", exc)
+            return
+        self.active[component.name] = logger
+        try:
+            logger.start(log_run(cell, log_dir))
+        except Exception as exc:
+            self._off(component.name, "start", exc)
 
     def send(self, series: list[tuple[str, str, int, float]]) -> None:
         """Log the rows after the last sent one, step by step (sorted by step)."""

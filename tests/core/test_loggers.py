@@ -4,6 +4,7 @@ a failing logger never fails a cell; loggers are selected by flag or by the suit
 import itertools
 import json
 import math
+import os
 import signal
 import struct
 import sys
@@ -244,6 +245,26 @@ def test_a_run_stopped_inside_a_cell_finishes_its_loggers(tmp_path, monkeypatch)
     assert calls == ["start", "finish:interrupted"]
 
 
+def test_a_run_stopped_while_loggers_start_finishes_those_started(tmp_path, monkeypatch):
+    class Stopping(_Broken):
+        def start(self, run):
+            super().start(run)
+            raise KeyboardInterrupt
+
+    first: list[str] = []
+    second: list[str] = []
+    reg = load_registry()
+    reg.add(Entry("loggers", "first", lambda p, ctx: _Broken("nothing", first), EmptyParams, ""))
+    reg.add(Entry("loggers", "second", lambda p, ctx: Stopping("nothing", second), EmptyParams,
+                  ""))
+    (tmp_path / "s.yaml").write_text(small_suite(steps=25, lrs=(0.1,)))
+    cell = expand(load_suite(tmp_path / "s.yaml"), reg, "smoke")[0]
+    with pytest.raises(KeyboardInterrupt):
+        run_cell(cell, reg, loggers=(Component("first", EmptyParams()),
+                                     Component("second", EmptyParams())), log_dir=tmp_path)
+    assert first == second == ["start", "finish:interrupted"]
+
+
 @pytest.mark.parametrize("step", ["start", "finish"])
 def test_tensorboard_closes_its_writer_when_a_step_fails(tmp_path, monkeypatch, capsys, step):
     import torch.utils.tensorboard as tb
@@ -335,20 +356,26 @@ def test_a_log_dir_without_a_logger_is_noted_and_not_used(tmp_path, capsys):
     assert not (tmp_path / "tb").exists()
 
 
-@pytest.mark.parametrize("executor", ["local", "pool"])
-def test_a_terminated_run_ends_its_cells_sessions_as_interrupted(tmp_path, executor):
+@pytest.mark.parametrize("executor, group", [
+    ("local", False), ("pool", False),
+    ("pool", True),  # SIGTERM to every process (as Slurm does), then the parent's own
+])
+def test_a_terminated_run_ends_its_cells_sessions_as_interrupted(tmp_path, executor, group):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     (tmp_path / "s.yaml").write_text(small_suite(steps=20000, lrs=(0.1,)))
     proc = start_cli(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard",
                       "--executor", executor, "--logger", "tensorboard", "--log-dir", "tb"],
-                     tmp_path)
+                     tmp_path, new_session=group)
     want = 1 if executor == "local" else 2  # cells running at once
     deadline = time.time() + 120
     while time.time() < deadline and len(_started(tmp_path / "tb")) < want:
         time.sleep(0.2)
     time.sleep(1.0)  # into training
-    proc.send_signal(signal.SIGTERM)
+    if group:
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:
+        proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
     folders = sorted((tmp_path / "tb" / "small").iterdir())

@@ -64,18 +64,20 @@ def test_eta_counts_only_the_cells_this_run_will_run(tmp_path, capfd):
     assert len(lines) == 2 and ", ETA " in lines[0] and ", ETA " not in lines[1], lines
 
 
-@pytest.mark.parametrize("todo, max_cells, held, left", [
-    (10, None, 0, 8),  # 2 ran, 8 left at 5 s each
-    (10, None, 3, 5),  # 3 of the 8 are another run's
-    (10, 4, 0, 2),  # --max-cells 4 leaves 2
-    (10, 4, 7, 1),  # 1 left to do here, under the cap of 2
-    (10, 2, 0, 0),  # the cap is reached
+@pytest.mark.parametrize("todo, max_cells, held, left, waited", [
+    (10, None, 0, 8, 0.0),  # 2 ran, 8 left at 5 s each
+    (10, None, 3, 5, 0.0),  # 3 of the 8 are another run's
+    (10, 4, 0, 2, 0.0),  # --max-cells 4 leaves 2
+    (10, 4, 7, 1, 0.0),  # 1 left to do here, under the cap of 2
+    (10, 2, 0, 0, 0.0),  # the cap is reached
+    (10, None, 0, 8, 30.0),  # 30 s spent waiting for another run do not count
 ])
-def test_eta_is_pace_times_cells_left(monkeypatch, todo, max_cells, held, left):
-    clock = iter([100.0, 110.0])
+def test_eta_is_pace_times_cells_left(monkeypatch, todo, max_cells, held, left, waited):
+    clock = iter([100.0, 110.0 + waited])
     monkeypatch.setattr("geobench.runner.time.monotonic", lambda: next(clock))
     progress = _Progress("s", total=12, done=2, todo=todo, max_cells=max_cells, quiet=True)
-    progress.finished += 2  # two cells in 10 s
+    progress.finished += 2  # two cells in 10 s of work
+    progress.waited = waited
     assert progress.eta(held) == (f", ETA {duration(5.0 * left)}" if left else "")
 
 
