@@ -54,8 +54,8 @@ def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection) -> None:
     the parent closes the pipe. Ctrl-C is the parent's to handle: it terminates the workers,
     which unwind the running cell and then die of SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _terminated)
     try:
+        signal.signal(signal.SIGTERM, _terminated)
         torch.set_num_threads(threads)
         _loop(fn, conn)
     except _Terminated:

@@ -127,16 +127,24 @@ class CellLogs:
 
     def _start(self, reg: Registry, component: Component, cell: Cell,
                log_dir: str | Path) -> None:
+        """Build and start one logger. One that fails to start is still told to finish
+        (as ``failed``, best effort) so that it closes its files; a run stopped during its
+        start tells it to finish as ``interrupted``."""
         try:
             logger = build_logger(reg, component)
         except Exception as exc:
             _warn(component.name, "start", exc)
             return
-        self.active[component.name] = logger
         try:
             logger.start(log_run(cell, log_dir))
         except Exception as exc:
-            self._off(component.name, "start", exc)
+            _warn(component.name, "start", exc)
+            _finish_quietly(logger, Status.FAILED.value)
+            return
+        except BaseException:
+            _finish_quietly(logger, "interrupted")
+            raise
+        self.active[component.name] = logger
 
     def send(self, series: list[tuple[str, str, int, float]]) -> None:
         """Log the rows after the last sent one, step by step (sorted by step)."""
@@ -160,10 +168,15 @@ class CellLogs:
         self.active = {}
 
     def _off(self, name: str, what: str, exc: BaseException) -> None:
-        """Switch off a logger that raised; one that failed to start or log is still told
-        to finish (as ``failed``, best effort) so that it closes its files."""
+        """Switch off a logger that raised; one that failed to log is still told to finish
+        (as ``failed``, best effort) so that it closes its files."""
         logger = self.active.pop(name)
         _warn(name, what, exc)
-        if what != "finish":
-            with suppress(Exception):
-                logger.finish(Status.FAILED.value)
+        if what == "log":
+            _finish_quietly(logger, Status.FAILED.value)
+
+
+def _finish_quietly(logger: Logger, status: str) -> None:
+    """``logger.finish(status)``, its errors ignored (it has already failed or is stopped)."""
+    with suppress(Exception):
+        logger.finish(status)
