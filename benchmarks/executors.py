@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from geobench.runner import run_suite
+from geobench.run.runner import run_suite
 
 CELLS = 8
 WORKERS = 2

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import torch
 
-from geobench.api import Arm, BuildContext
-from geobench.engine import run_cell
-from geobench.loader import batches
-from geobench.plugins import registry
+from geobench.contract.api import Arm, BuildContext
+from geobench.contract.plugins import registry
 from geobench.suite import expand, load_suite
+from geobench.train.engine import run_cell
+from geobench.train.loader import batches
 
 SUITE = """\
 name: train_throughput

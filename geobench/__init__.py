@@ -1,7 +1,7 @@
 """geobench core: a benchmark harness for the geometry of representation learning."""
 
-from geobench.hookspecs import hookimpl
-from geobench.results import load_results, load_series
+from geobench.contract.hookspecs import hookimpl
+from geobench.report.results import load_results, load_series
 
 __version__ = "0.1.0"
 

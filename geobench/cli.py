@@ -16,12 +16,12 @@ from typing import Any, NamedTuple
 
 from tabulate import tabulate
 
-from geobench.errors import RegistryError, did_you_mean
-from geobench.hookspecs import KINDS
-from geobench.leases import LEASE_TIMEOUT_S
+from geobench.contract.errors import RegistryError, did_you_mean
+from geobench.contract.hookspecs import KINDS
 from geobench.records import Status
-from geobench.store import StoreError
-from geobench.yamlio import SuiteError, parse_yaml
+from geobench.run.leases import LEASE_TIMEOUT_S
+from geobench.run.store import StoreError
+from geobench.suite.yamlio import SuiteError, parse_yaml
 
 DEFAULT_STORE = "results/geobench.sqlite"
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
@@ -90,7 +90,7 @@ class PluginCommands:
 def plugin_commands() -> dict[str, Command]:
     """Every loaded plugin's commands; a plugin whose hook fails or redefines a command is
     skipped with a warning."""
-    from geobench.plugins import describe_failure, plugins
+    from geobench.contract.plugins import describe_failure, plugins
 
     loaded, commands = plugins(), {}
     for name, info in list(loaded.info.items()):
@@ -109,7 +109,7 @@ def plugin_commands() -> dict[str, Command]:
 
 def run_plugin_command(name: str, command: Command, argv: list[str]) -> int:
     """Run a plugin's command once its plugin has loaded whole (components included)."""
-    from geobench.plugins import plugins, registry
+    from geobench.contract.plugins import plugins, registry
 
     registry()
     if command.plugin not in plugins().info:
@@ -178,7 +178,7 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
 
 
 def _cells(args):
-    from geobench.plugins import registry
+    from geobench.contract.plugins import registry
     from geobench.suite import expand, load_suite
 
     loaded = load_suite(args.suite)
@@ -230,7 +230,7 @@ def _terminated(signum: int, frame: Any) -> None:
 
 
 def cmd_run(args) -> int:
-    from geobench.runner import run_suite
+    from geobench.run.runner import run_suite
 
     options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                for flag, _, _ in EXECUTOR_FLAGS}
@@ -254,7 +254,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from geobench.plugins import registry
+    from geobench.contract.plugins import registry
 
     reg = registry()
     if args.kind and args.kind not in KINDS:
@@ -289,7 +289,7 @@ def cmd_show(args) -> int:
     rows = [[c.id] + [c.varied.get(k, "") for k in varied] for c in cells]
     print(tabulate(rows, headers=["cell"] + varied, tablefmt="github"))
     if args.profile != "smoke":
-        from geobench.estimate import gpu_hours
+        from geobench.run.estimate import gpu_hours
 
         print(gpu_hours(cells))
     return 0
@@ -302,11 +302,11 @@ def cmd_validate(args) -> int:
 
 
 def cmd_results(args) -> int:
-    from geobench.store import Store
+    from geobench.run.store import Store
 
     _, cells = _cells(args)
     if args.csv:  # read only: a store that is not there is an error, not a new file
-        from geobench.results import missing_rows, result_rows, write_csv
+        from geobench.report.results import missing_rows, result_rows, write_csv
 
         found = result_rows(args.store, cells=[c.id for c in cells])
         held = {r["cell"] for r in found}
@@ -332,9 +332,9 @@ def cmd_results(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from geobench.leaderboard import render
-    from geobench.plugins import registry
-    from geobench.store import Store
+    from geobench.contract.plugins import registry
+    from geobench.report.leaderboard import render
+    from geobench.run.store import Store
 
     loaded, cells = _cells(args)
     out = _out_path(args, loaded)
@@ -348,9 +348,9 @@ def cmd_leaderboard(args) -> int:
 
 
 def cmd_claims(args) -> int:
-    from geobench.claims import claims_table, evaluate
-    from geobench.store import Store
-    from geobench.values import StoredValues
+    from geobench.report.claims import claims_table, evaluate
+    from geobench.report.values import StoredValues
+    from geobench.run.store import Store
 
     loaded, cells = _cells(args)
     if not loaded.suite.claims:
@@ -370,9 +370,9 @@ def cmd_claims(args) -> int:
 
 
 def cmd_collect(args) -> int:
-    from geobench.executors.slurm import load_result, result_path
-    from geobench.provenance import provenance
-    from geobench.store import Store
+    from geobench.run.executors.slurm import load_result, result_path
+    from geobench.run.provenance import provenance
+    from geobench.run.store import Store
 
     loaded, cells = _cells(args)
     default = loaded.suite.executor or {}
@@ -394,7 +394,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_plugins(args) -> int:
-    from geobench.plugins import plugins, registry
+    from geobench.contract.plugins import plugins, registry
 
     registry()  # a plugin whose components fail to register is dropped (with a warning)
     for info in plugins().info.values():

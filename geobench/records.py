@@ -13,7 +13,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from geobench.config import ArmSpec
+    from geobench.contract.spec import ArmSpec
 
 SINGLE_ARM = "main"
 TRAIN_LOSS_KEY = "loss.train"
@@ -80,7 +80,7 @@ class Cell:
     ``arms`` is the record (JSON: stored, hashed, read by leaderboards); ``specs`` holds the
     same arms as validated, typed components, which the engine builds from. The id (a hash
     of the resolved config and versions) is the resume key only; every random draw derives
-    from ``trial_seed`` through named streams (``geobench.streams``).
+    from ``trial_seed`` through named streams (``geobench.train.streams``).
     """
 
     id: str

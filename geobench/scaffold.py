@@ -15,8 +15,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from string import Template
 
-from geobench.errors import RegistryError
-from geobench.plugins import BUILTINS, GROUP
+from geobench.contract.errors import RegistryError
+from geobench.contract.plugins import BUILTINS, GROUP
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 MAX_LENGTH = 40  # the generated code keeps to 100-character lines

@@ -22,7 +22,7 @@ from typing import Any
 
 from geobench.plugins import registry
 from geobench.records import Cell, cross_arm, metric_key
-from geobench.store import Store
+from geobench.run.store import Store
 from geobench.suite import expand, get_dotted, load_suite
 
 FACTORS = {

@@ -7,7 +7,7 @@ from geobench.hookspecs import hookimpl
 
 @hookimpl
 def register_objectives(register):
-    from geobench.registry import EmptyParams
+    from geobench.contract.registry import EmptyParams
     from geobench_alignment.objectives import (
         ContrastiveParams,
         NSCLParams,

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 
 from geobench import plugins
 from geobench.api import BuildContext, Params
-from geobench.optimizers import trainable
+from geobench.components.optimizers import trainable
 from geobench_mirror.maps import MirrorMap
 
 

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from geobench.api import Arm, FieldDoc, Metric, MetricContext
-from geobench.optimizers import trainable
+from geobench.components.optimizers import trainable
 from geobench_mirror.evaluate import outputs
 from geobench_mirror.objectives import predictions
 

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from geobench.api import Arm, MetricContext
-from geobench.optimizers import trainable
+from geobench.components.optimizers import trainable
 from geobench_mirror import maps
 from geobench_mirror.assign import optimizer_maps
 from geobench_mirror.maps import MirrorMap

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from geobench.api import BuildContext
-from geobench.optimizers import trainable
+from geobench.components.optimizers import trainable
 from geobench_mirror.assign import MirrorDescentParams, assign_maps
 from geobench_mirror.mirror_descent import MirrorDescent
 

@@ -24,7 +24,7 @@ class ShiftedPNormParams(Params):
 
 @hookimpl
 def register_mirror_maps(register):
-    from geobench.registry import EmptyParams
+    from geobench.contract.registry import EmptyParams
     from geobench_mirror import maps
 
     register("euclidean", lambda params, ctx: maps.euclidean(), params=EmptyParams,
@@ -48,7 +48,7 @@ def register_optimizers(register):
 
 @hookimpl
 def register_objectives(register):
-    from geobench.registry import EmptyParams
+    from geobench.contract.registry import EmptyParams
     from geobench_mirror.objectives import Exponential, Logistic
 
     register("logistic", lambda params, ctx: Logistic(), params=EmptyParams,

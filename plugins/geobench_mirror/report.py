@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from geobench.plugins import registry
 from geobench.records import metric_key
-from geobench.store import Store
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from geobench_mirror.neurons import HistogramParams, PruningParams
 

@@ -28,8 +28,8 @@ import yaml
 from tabulate import tabulate
 
 from geobench.api import Arm, BuildContext, MetricContext, Objective
-from geobench.loader import batches
 from geobench.plugins import registry
+from geobench.train.loader import batches
 from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams
 from geobench_projection.metrics.singularity import MetricSingularity, SingularityParams
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from geobench.plugins import registry
 from geobench.records import SINGLE_ARM, Cell
-from geobench.store import Store
+from geobench.run.store import Store
 from geobench.suite import expand, get_dotted, load_suite
 
 

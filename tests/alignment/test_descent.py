@@ -23,9 +23,9 @@ from geobench_alignment.objectives import (
     SupCon,
 )
 
-from geobench.api import StepEvent
+from geobench.contract.api import StepEvent
 from geobench.geometry import similarity_matrix
-from geobench.loader import batches
+from geobench.train.loader import batches
 
 from .helpers import arm, blobs, context
 

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from geobench.engine import run_cell
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.suite import expand, load_suite
+from geobench.train.engine import run_cell
 
 SUITE = """\
 name: alignment_tiny

@@ -12,8 +12,8 @@ DIE_AT_LR = """
 import os
 import signal
 
-from geobench.hookspecs import hookimpl
-from geobench.params import Params
+from geobench.contract.hookspecs import hookimpl
+from geobench.contract.params import Params
 
 
 class DieParams(Params):

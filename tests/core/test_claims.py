@@ -9,15 +9,15 @@ import statistics
 import numpy as np
 import pytest
 
-from geobench.claims import evaluate
 from geobench.cli import main
-from geobench.engine import CellResult
-from geobench.plugins import registry
-from geobench.stats import bootstrap_interval, t_interval
-from geobench.store import Store
+from geobench.contract.plugins import registry
+from geobench.report.claims import evaluate
+from geobench.report.stats import bootstrap_interval, t_interval
+from geobench.report.values import StoredValues
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
-from geobench.values import StoredValues
-from geobench.yamlio import SuiteError
+from geobench.suite.yamlio import SuiteError
+from geobench.train.engine import CellResult
 
 T_975_3 = 3.182446305284263  # Student-t 97.5% quantile, 3 degrees of freedom (tables)
 T_975_4 = 2.776445105197793  # ... 4 degrees of freedom
@@ -275,8 +275,8 @@ def test_a_claim_on_an_unmeasured_metric_or_field_is_a_suite_error(tmp_path):
 
 
 def test_a_pipe_in_a_statement_does_not_split_the_table_row():
-    from geobench.claims import Verdict, claims_table
-    from geobench.config import Claim
+    from geobench.report.claims import Verdict, claims_table
+    from geobench.suite.schema import Claim
 
     claim = Claim(id="k", statement="max|λ(K)| small", metric="m.f", expect="< 1e-9")
     row = claims_table([Verdict(claim, -1.0, -2.0, -0.5, 5, 5, 0, 0, "holds")]).splitlines()[2]

@@ -7,15 +7,15 @@ import statistics
 
 import pytest
 
-from geobench.claims import Verdict, claims_table, combined, evaluate
 from geobench.cli import main
-from geobench.config import Claim
-from geobench.engine import CellResult
-from geobench.plugins import registry
-from geobench.store import Store
+from geobench.contract.plugins import registry
+from geobench.report.claims import Verdict, claims_table, combined, evaluate
+from geobench.report.values import StoredValues
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
-from geobench.values import StoredValues
-from geobench.yamlio import SuiteError
+from geobench.suite.schema import Claim
+from geobench.suite.yamlio import SuiteError
+from geobench.train.engine import CellResult
 
 T_975_3 = 3.182446305284263  # Student-t 97.5% quantile, 3 degrees of freedom (tables)
 

@@ -5,11 +5,11 @@ import math
 
 import torch
 
-from geobench.api import Objective
-from geobench.engine import DivergenceGuard, run_cell
-from geobench.plugins import load_registry
-from geobench.registry import EmptyParams, Entry
+from geobench.contract.api import Objective
+from geobench.contract.plugins import load_registry
+from geobench.contract.registry import EmptyParams, Entry
 from geobench.suite import expand, load_suite
+from geobench.train.engine import DivergenceGuard, run_cell
 from tests.core.suite_text import small_suite
 
 

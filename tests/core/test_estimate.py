@@ -1,7 +1,7 @@
 import json
 
-from geobench import estimate
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
+from geobench.run import estimate
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from geobench.executors import WorkerDied
-from geobench.executors.pool import PoolExecutor, PoolParams
-from geobench.plugins import registry
-from geobench.runner import run_suite
-from geobench.store import Store
+from geobench.contract.plugins import registry
+from geobench.run.executors import WorkerDied
+from geobench.run.executors.pool import PoolExecutor, PoolParams
+from geobench.run.runner import run_suite
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.conftest import run_cli, write_distribution
 from tests.core import executor_helpers as helpers
@@ -126,7 +126,7 @@ def test_run_suite_stores_a_killed_workers_cell_as_failed(tmp_path, site):
 @pytest.mark.slow
 def test_a_crashed_ray_worker_fails_its_cell_clearly():
     ray = pytest.importorskip("ray")
-    from geobench.executors.ray_cluster import RayExecutor, RayParams
+    from geobench.run.executors.ray_cluster import RayExecutor, RayParams
 
     try:
         runner = RayExecutor(RayParams(local_cpus=2, max_retries=0))
@@ -140,7 +140,7 @@ def test_a_crashed_ray_worker_fails_its_cell_clearly():
 @pytest.mark.slow
 def test_a_killed_slurm_array_task_names_its_job_and_state(tmp_path):
     pytest.importorskip("submitit")
-    from geobench.executors.slurm import SlurmExecutor, SlurmParams
+    from geobench.run.executors.slurm import SlurmExecutor, SlurmParams
 
     runner = SlurmExecutor(SlurmParams(cluster="local", folder=str(tmp_path), poll_seconds=0.5))
     [(_, error)] = runner.map(helpers.kill_self, [SimpleNamespace(id="doomed")])

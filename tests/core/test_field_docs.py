@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from geobench.api import FieldDoc
-from geobench.plugins import registry
+from geobench.contract.api import FieldDoc
+from geobench.contract.plugins import registry
 
 DIRECTIONS = {"higher", "lower", "diagnostic"}
 METRICS = registry().names("metrics")

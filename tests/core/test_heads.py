@@ -3,8 +3,8 @@ import torch
 from pydantic import ValidationError
 from torch import nn
 
-from geobench import heads
-from geobench.api import BuildContext
+from geobench.components import heads
+from geobench.contract.api import BuildContext
 
 CTX = BuildContext(seed=0, device=torch.device("cpu"), feature_dim=6)
 

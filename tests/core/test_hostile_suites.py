@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from geobench.cli import _out_path, main
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.suite import expand, load_suite
-from geobench.yamlio import MAX_BYTES, SuiteError
+from geobench.suite.yamlio import MAX_BYTES, SuiteError
 from tests.conftest import run_cli
 from tests.core.suite_text import small_suite
 

@@ -1,5 +1,6 @@
-"""The import contract: the core imports no plugin; a plugin imports no paper plugin but
-its own; the store and the records layer stay below the engine."""
+"""The import contract: the core's sub-packages are floors and a floor imports only floors
+below it (or itself); no module imports itself back through others; the core imports no
+plugin; a plugin imports no paper plugin but its own; the bottom floors stay torch-free."""
 
 import ast
 from pathlib import Path
@@ -7,54 +8,137 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+CORE = ROOT / "geobench"
 PAPERS = ("geobench_projection", "geobench_mirror", "geobench_alignment")
 PLUGINS = ("geobench_data", "geobench_timm", *PAPERS)
+FLOORS = {  # docs/architecture.md, "Floors and what each may import"
+    "records": 0, "geometry": 0,
+    "contract": 1,
+    "suite": 2,
+    "train": 3,
+    "run": 4,
+    "report": 5,
+    "components": 6,
+}
+TOP = 7  # cli, scaffold, the package itself and its stable import paths (api, params, ...)
+TORCH_FREE = ["records.py", "contract/errors.py", "contract/params.py", "contract/hookspecs.py",
+              "contract/registry.py", "contract/plugins.py", "contract/spec.py", "suite",
+              "run/store.py", "run/leases.py"]
 
 
-def imported(package: Path) -> dict[str, set[str]]:
-    """file (relative to the repository) -> top-level modules and dotted names it imports,
-    at any depth (imports inside functions count)."""
-    out: dict[str, set[str]] = {}
-    for path in package.rglob("*.py"):
-        names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module)
-        out[str(path.relative_to(ROOT))] = names
-    return out
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def offending(package: Path, forbidden: tuple[str, ...]) -> list[str]:
-    return sorted(f"{file} imports {name}" for file, names in imported(package).items()
-                  for name in names if name.split(".")[0] in forbidden)
+def imports_of(path: Path, root: Path = ROOT) -> set[str]:
+    """Dotted names ``path`` imports at any depth (inside functions too), leaving out imports
+    under ``if TYPE_CHECKING``; ``from pkg import sub`` names the submodule when it is one."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            subs = {f"{node.module}.{a.name}" for a in node.names}
+            found = {s for s in subs if _is_module(root, s)}
+            names |= found if found == subs else found | {node.module}
+    return names
+
+
+def _is_module(root: Path, dotted: str) -> bool:
+    base = root.joinpath(*dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def core_imports(root: Path = ROOT) -> dict[str, set[str]]:
+    """geobench module -> the geobench modules it imports (the bare package, imported for
+    ``__version__``, left out: Python imports it before any of its modules)."""
+    return {module_name(p, root): {n for n in imports_of(p, root)
+                                   if n.split(".")[0] == "geobench" and n != "geobench"}
+            for p in (root / "geobench").rglob("*.py")}
+
+
+def floor(module: str) -> int:
+    parts = module.split(".")
+    return FLOORS.get(parts[1], TOP) if len(parts) > 1 else TOP
+
+
+def upward_imports(root: Path = ROOT) -> list[str]:
+    return sorted(f"{mod} (floor {floor(mod)}) imports {name} (floor {floor(name)})"
+                  for mod, names in core_imports(root).items() for name in names
+                  if floor(name) > floor(mod))
+
+
+def import_cycles(root: Path = ROOT) -> list[list[str]]:
+    graph = core_imports(root)
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(mod: str, path: list[str]) -> None:
+        state[mod] = 1
+        for nxt in sorted(graph.get(mod, set()) & set(graph)):
+            if state.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[mod] = 2
+
+    for mod in sorted(graph):
+        if mod not in state:
+            visit(mod, [mod])
+    return cycles
+
+
+def test_every_core_folder_is_a_floor():
+    folders = {p.name for p in CORE.iterdir() if (p / "__init__.py").is_file()}
+    assert folders == set(FLOORS) - {"records"}
+
+
+def test_no_floor_imports_a_floor_above_it():
+    assert upward_imports() == []
+
+
+def test_no_import_cycles():
+    assert import_cycles() == []
+
+
+def test_the_checks_see_an_upward_import_and_a_cycle(tmp_path):
+    files = {"geobench/__init__.py": "", "geobench/run/__init__.py": "",
+             "geobench/contract/__init__.py": "",
+             "geobench/run/store.py": "from geobench.contract import spec\n",
+             "geobench/contract/spec.py": "def f():\n    from geobench.run.store import S\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert upward_imports(tmp_path) == [
+        "geobench.contract.spec (floor 1) imports geobench.run.store (floor 4)"]
+    assert import_cycles(tmp_path) == [["geobench.contract.spec", "geobench.run.store",
+                                        "geobench.contract.spec"]]
 
 
 def test_the_core_imports_no_plugin():
-    assert offending(ROOT / "geobench", PLUGINS) == []
+    bad = sorted(f"{p.relative_to(ROOT)} imports {n}" for p in CORE.rglob("*.py")
+                 for n in imports_of(p) if n.split(".")[0] in PLUGINS)
+    assert bad == []
 
 
 @pytest.mark.parametrize("plugin", PLUGINS)
 def test_a_plugin_imports_no_paper_plugin_but_its_own(plugin):
     others = tuple(p for p in PAPERS if p != plugin)
-    assert offending(ROOT / "plugins" / plugin, others) == []
+    bad = sorted(f"{p.relative_to(ROOT)} imports {n}"
+                 for p in (ROOT / "plugins" / plugin).rglob("*.py")
+                 for n in imports_of(p) if n.split(".")[0] in others)
+    assert bad == []
 
 
-@pytest.mark.parametrize("module, forbidden", [
-    ("records.py", ("torch", "geobench.engine", "geobench.store", "geobench.suite")),
-    ("store.py", ("torch", "geobench.engine", "geobench.suite", "geobench.runner")),
-    ("params.py", ("torch",)),
-    ("errors.py", ("torch",)),
-    ("registry.py", ("torch", "geobench.api")),
-    ("plugins.py", ("torch", "geobench.api")),
-])
-def test_lower_floors_do_not_reach_up(module, forbidden):
-    names = imported(ROOT / "geobench")[f"geobench/{module}"]
-    tree = ast.parse((ROOT / "geobench" / module).read_text())
-    typing_only = {n.module for node in ast.walk(tree) if isinstance(node, ast.If)
-                   and "TYPE_CHECKING" in ast.unparse(node.test)
-                   for n in ast.walk(node) if isinstance(n, ast.ImportFrom)}
-    bad = [n for n in names - typing_only if any(n == f or n.startswith(f + ".")
-                                                 for f in forbidden)]
+@pytest.mark.parametrize("where", TORCH_FREE)
+def test_the_bottom_floors_import_no_torch(where):
+    paths = [CORE / where] if where.endswith(".py") else sorted((CORE / where).rglob("*.py"))
+    bad = sorted(f"{p.relative_to(ROOT)} imports {n}" for p in paths for n in imports_of(p)
+                 if n.split(".")[0] in ("torch", "numpy") or n.startswith("geobench.train"))
     assert bad == []

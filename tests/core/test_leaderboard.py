@@ -3,11 +3,11 @@
 import math
 import statistics
 
-from geobench.engine import CellResult
-from geobench.leaderboard import render
-from geobench.plugins import registry
-from geobench.store import Store
+from geobench.contract.plugins import registry
+from geobench.report.leaderboard import render
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
+from geobench.train.engine import CellResult
 from tests.core.suite_text import small_suite
 
 
@@ -96,9 +96,9 @@ def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_pa
 def test_a_pipe_in_a_legend_cell_is_escaped():
     import re
 
-    from geobench.config import LeaderboardMetric
-    from geobench.leaderboard import _legend
-    from geobench.params import FieldDoc
+    from geobench.contract.params import FieldDoc
+    from geobench.report.leaderboard import _legend
+    from geobench.suite.schema import LeaderboardMetric
 
     md = _legend([LeaderboardMetric(key="m.f", label="a|b")],
                  [FieldDoc("max|x| over y", "count", "higher")])

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from geobench.cli import main
-from geobench.config import Component
-from geobench.engine import run_cell
-from geobench.loggers.tensorboard import TensorBoardParams
-from geobench.plugins import load_registry
-from geobench.registry import EmptyParams, Entry
+from geobench.components.loggers.tensorboard import TensorBoardParams
+from geobench.contract.plugins import load_registry
+from geobench.contract.registry import EmptyParams, Entry
+from geobench.contract.spec import Component
 from geobench.suite import expand, load_suite
+from geobench.train.engine import run_cell
 from tests.conftest import start_cli
 from tests.core.suite_text import small_suite
 from tests.core.test_loggers import _cells, _hparams_sessions
@@ -64,7 +64,7 @@ def _broken_run(tmp_path: Path, fails: str, calls: list[str]):
 ])
 def test_a_failing_logger_warns_once_and_the_cell_goes_on(tmp_path, monkeypatch, capsys,
                                                           fails, calls):
-    monkeypatch.setattr("geobench.loggers.WARNED", set())
+    monkeypatch.setattr("geobench.train.logs.WARNED", set())
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing of the logger's reaches the cell
         cells, logged, reg = _broken_run(tmp_path, fails, seen := [])
@@ -81,7 +81,7 @@ def test_a_run_stopped_inside_a_cell_finishes_its_loggers(tmp_path, monkeypatch)
     def interrupt(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("geobench.engine._train", interrupt)
+    monkeypatch.setattr("geobench.train.engine._train", interrupt)
     calls: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         _broken_run(tmp_path, "nothing", calls)
@@ -124,9 +124,9 @@ def test_tensorboard_closes_its_writer_when_a_step_fails(tmp_path, monkeypatch, 
         raise RuntimeError("proto mismatch")
 
     monkeypatch.setattr(tb, "SummaryWriter", Recorded)
-    monkeypatch.setattr("geobench.loggers.WARNED", set())
+    monkeypatch.setattr("geobench.train.logs.WARNED", set())
     target = ("torch.utils.tensorboard.summary.hparams" if step == "start"
-              else "geobench.loggers.tensorboard._session_end")
+              else "geobench.components.loggers.tensorboard._session_end")
     monkeypatch.setattr(target, fail)
     (tmp_path / "s.yaml").write_text(small_suite(steps=10, lrs=(0.1,)))
     cell = _cells(tmp_path / "s.yaml")[0]
@@ -179,7 +179,7 @@ def test_each_run_warns_again_about_a_failing_logger(tmp_path, monkeypatch, caps
     def fail(self, step, scalars):
         raise OSError("disk full")
 
-    monkeypatch.setattr("geobench.loggers.tensorboard.TensorBoardLogger.log", fail)
+    monkeypatch.setattr("geobench.components.loggers.tensorboard.TensorBoardLogger.log", fail)
     (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
     for _ in range(2):
         assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from geobench.cli import main
-from geobench.loggers import run_folder
-from geobench.plugins import load_registry
+from geobench.contract.plugins import load_registry
 from geobench.records import Cell
-from geobench.store import Store
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
+from geobench.train.logs import run_folder
 from tests.core.suite_text import small_suite
 
 TWO_ARMS = "arms:\n  slow: {optimizer: {lr: 0.02}}\n  fast: {optimizer: {lr: 0.2}}\n"

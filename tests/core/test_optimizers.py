@@ -4,9 +4,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from geobench.api import BuildContext
-from geobench.lars import LARS
-from geobench.plugins import load_registry
+from geobench.components.lars import LARS
+from geobench.contract.api import BuildContext
+from geobench.contract.plugins import load_registry
 
 
 def test_lars_one_step_by_hand():

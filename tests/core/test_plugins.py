@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from geobench.plugins import load_registry
-from geobench.registry import Entry, Registry, RegistryError
+from geobench.contract.plugins import load_registry
+from geobench.contract.registry import Entry, Registry, RegistryError
 from tests.conftest import REPO, run_cli, write_distribution
 
 BROKEN = "raise ImportError('needs a package that is not installed')\n"
 CLASH = """
-from geobench.hookspecs import hookimpl
+from geobench.contract.hookspecs import hookimpl
 
 @hookimpl
 def register_heads(register):
@@ -21,7 +21,7 @@ def register_executors(register):
     register("local", lambda p, ctx: None, doc="a second executor called local")
 """
 MISSPELT = """
-from geobench.hookspecs import hookimpl
+from geobench.contract.hookspecs import hookimpl
 
 @hookimpl
 def register_head(register):
@@ -32,7 +32,7 @@ def register_executors(register):
     register("spelt_ok", lambda p, ctx: None, doc="registered through a known hook")
 """
 RAISES = """
-from geobench.hookspecs import hookimpl
+from geobench.contract.hookspecs import hookimpl
 
 @hookimpl
 def register_heads(register):
@@ -41,14 +41,14 @@ def register_heads(register):
 """
 EXITS = """
 import sys
-from geobench.hookspecs import hookimpl
+from geobench.contract.hookspecs import hookimpl
 
 @hookimpl
 def register_metrics(register):
     sys.exit(3)
 """
 COMMAND = """
-from geobench.hookspecs import hookimpl
+from geobench.contract.hookspecs import hookimpl
 
 @hookimpl
 def register_commands(cli):
@@ -61,7 +61,7 @@ def register_commands(cli):
 
 UNHASHABLE = """
 from dataclasses import dataclass
-from geobench.hookspecs import hookimpl
+from geobench.contract.hookspecs import hookimpl
 
 @dataclass
 class Plugin:

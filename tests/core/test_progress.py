@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from geobench.cli import main
-from geobench.leases import new_owner
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.records import CellResult, Status
-from geobench.runner import RunSummary, _leased, _Progress, duration
-from geobench.store import Store
+from geobench.run.leases import new_owner
+from geobench.run.runner import RunSummary, _leased, _Progress, duration
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 
@@ -38,7 +38,7 @@ def test_one_line_per_cell_with_eta_off_a_terminal(tmp_path, capfd):
 
 @pytest.mark.parametrize("executor", ["local", "pool"])
 def test_a_running_cell_reports_its_step_and_loss(tmp_path, capfd, monkeypatch, executor):
-    monkeypatch.setattr("geobench.runner.STEP_LINE_S", 0.0)  # a line at every report
+    monkeypatch.setattr("geobench.run.runner.STEP_LINE_S", 0.0)  # a line at every report
     (tmp_path / "s.yaml").write_text(small_suite(steps=30, lrs=(0.1,)))
     assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
                  "--executor", executor, "--no-leaderboard"]) == 0
@@ -49,7 +49,7 @@ def test_a_running_cell_reports_its_step_and_loss(tmp_path, capfd, monkeypatch, 
 
 
 def test_quiet_prints_no_progress(tmp_path, capfd, monkeypatch):
-    monkeypatch.setattr("geobench.runner.STEP_LINE_S", 0.0)
+    monkeypatch.setattr("geobench.run.runner.STEP_LINE_S", 0.0)
     (tmp_path / "s.yaml").write_text(small_suite(steps=10, lrs=(0.1,)))
     assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
                  "--no-leaderboard", "--quiet"]) == 0
@@ -74,7 +74,7 @@ def test_eta_counts_only_the_cells_this_run_will_run(tmp_path, capfd):
 ])
 def test_eta_is_pace_times_cells_left(monkeypatch, todo, max_cells, held, left, waited):
     clock = iter([100.0, 110.0 + waited])
-    monkeypatch.setattr("geobench.runner.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("geobench.run.runner.time.monotonic", lambda: next(clock))
     progress = _Progress("s", total=12, done=2, todo=todo, max_cells=max_cells, quiet=True)
     progress.finished += 2  # two cells in 10 s of work
     progress.waited = waited
@@ -83,7 +83,7 @@ def test_eta_is_pace_times_cells_left(monkeypatch, todo, max_cells, held, left, 
 
 def test_pool_workers_print_step_lines_while_the_parent_shows_bars(tmp_path, capfd,
                                                                   monkeypatch):
-    monkeypatch.setattr("geobench.runner.STEP_LINE_S", 0.0)
+    monkeypatch.setattr("geobench.run.runner.STEP_LINE_S", 0.0)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the workers' stderr is not
     (tmp_path / "s.yaml").write_text(small_suite(steps=30, lrs=(0.1,)))
     assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),

@@ -2,12 +2,12 @@
 
 import torch
 
-from geobench.api import BuildContext
-from geobench.engine import _ArmRun, run_cell, total_steps
-from geobench.loader import batches
-from geobench.plugins import registry
-from geobench.streams import DATA, ORDER, SavedRng, global_rng, stream_seed
+from geobench.contract.api import BuildContext
+from geobench.contract.plugins import registry
 from geobench.suite import expand, load_suite
+from geobench.train.engine import _ArmRun, run_cell, total_steps
+from geobench.train.loader import batches
+from geobench.train.streams import DATA, ORDER, SavedRng, global_rng, stream_seed
 from tests.core.suite_text import small_suite
 
 
@@ -29,7 +29,7 @@ def test_replicate_runs_independently_and_leaves_lockstep_arms_alone(tmp_path, m
         seeds.append(seed)
         return batches(data, seed, steps)
 
-    monkeypatch.setattr("geobench.engine.batches", recorded)
+    monkeypatch.setattr("geobench.train.engine.batches", recorded)
     result = run_cell(cell)
     trial = cell.trial_seed
     assert seeds == [stream_seed(trial, ORDER), stream_seed(trial, f"{ORDER}/replicate1")]

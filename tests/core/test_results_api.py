@@ -1,4 +1,4 @@
-"""The results API (geobench.results) on a real store: rows, DataFrames, CSV, errors."""
+"""The results API (geobench.report.results) on a real store: rows, DataFrames, CSV, errors."""
 
 import csv
 import io
@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from geobench.cli import main
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.records import Cell, CellResult, Status, parse_metric_key
-from geobench.results import (
+from geobench.report.results import (
     load_results,
     load_series,
     missing_rows,
@@ -20,7 +20,7 @@ from geobench.results import (
     series_rows,
     write_csv,
 )
-from geobench.store import Store, StoreError
+from geobench.run.store import Store, StoreError
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from geobench.leases import new_owner
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.records import CellResult, Status
-from geobench.runner import run_suite
-from geobench.store import Store
+from geobench.run.leases import new_owner
+from geobench.run.runner import run_suite
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.conftest import run_cli, start_cli, write_distribution
 from tests.core.suite_text import small_suite
@@ -22,9 +22,9 @@ from tests.core.suite_text import small_suite
 OBJECTIVES = """
 import os
 import torch
-from geobench.api import Objective
-from geobench.hookspecs import hookimpl
-from geobench.registry import EmptyParams
+from geobench.contract.api import Objective
+from geobench.contract.hookspecs import hookimpl
+from geobench.contract.registry import EmptyParams
 
 
 class CE(Objective):
@@ -105,7 +105,7 @@ def test_two_concurrent_runs_execute_each_cell_once(tmp_path, site):
 
 
 def _first_cell_id(tmp_path) -> str:
-    from geobench.plugins import registry
+    from geobench.contract.plugins import registry
     from geobench.suite import expand, load_suite
 
     return expand(load_suite(tmp_path / "suite.yaml"), registry())[0].id

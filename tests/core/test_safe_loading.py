@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from geobench.cli import main
-from geobench.executors.slurm import result_path, run_and_save
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.records import CellResult, Status
-from geobench.safeload import UnsafePathError, check_private
+from geobench.run.executors.slurm import result_path, run_and_save
+from geobench.run.safeload import UnsafePathError, check_private
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from geobench.errors import RegistryError
+from geobench.contract.errors import RegistryError
 from geobench.scaffold import write_plugin
 from tests.conftest import cli_env, run_cli
 

@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from geobench.config import TrainSpec
-from geobench.engine import lr_factor, scaled_lr, schedule
+from geobench.contract.spec import TrainSpec
 from geobench.suite import deep_merge, set_dotted
+from geobench.train.engine import lr_factor, scaled_lr, schedule
 
 TRAIN = TrainSpec(steps=20, lr_schedule="warmup_cosine", warmup_steps=4, lr_scaling="sqrt",
                   base_batch_size=256)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.suite import expand, load_suite
 
 SUITES = sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml"))

@@ -7,11 +7,11 @@ import sqlite3
 
 import pytest
 
-import geobench.store
+import geobench.run.store
 from geobench.cli import main
-from geobench.plugins import registry
+from geobench.contract.plugins import registry
 from geobench.records import CellResult, Status
-from geobench.store import Store, StoreError
+from geobench.run.store import Store, StoreError
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 
@@ -68,7 +68,7 @@ def test_a_truncated_store_is_reported_and_left_byte_identical(suite, capsys):
 def test_a_locked_store_is_one_line(suite, capsys, monkeypatch):
     db = suite / "db.sqlite"
     _filled_store(db)
-    monkeypatch.setattr(geobench.store, "LOCK_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(geobench.run.store, "LOCK_TIMEOUT_S", 0.2)
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
@@ -89,7 +89,7 @@ def test_a_read_only_store_is_one_line_and_unchanged(suite, capsys, monkeypatch)
     def read_only(path, **kw):  # what opening a file without write permission gives
         return connect(f"file:{path}?mode=ro", uri=True, **kw)
 
-    monkeypatch.setattr(geobench.store.sqlite3, "connect", read_only)
+    monkeypatch.setattr(geobench.run.store.sqlite3, "connect", read_only)
     capsys.readouterr()
     assert main(["run", "suite.yaml", "--store", "db.sqlite", "--rerun"]) == 2
     assert _one_line(capsys).startswith("db.sqlite: results store: read-only")

@@ -12,12 +12,12 @@ import hashlib
 
 import torch
 
-from geobench.api import Metric, MetricParams
-from geobench.engine import run_cell
-from geobench.hookspecs import hookimpl
-from geobench.plugins import load_registry, registry
+from geobench.contract.api import Metric, MetricParams
+from geobench.contract.hookspecs import hookimpl
+from geobench.contract.plugins import load_registry, registry
 from geobench.suite import expand, load_suite
-from geobench.yamlio import SuiteError
+from geobench.suite.yamlio import SuiteError
+from geobench.train.engine import run_cell
 
 SUITE = """\
 name: streams

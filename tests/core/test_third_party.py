@@ -11,8 +11,8 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from geobench.api import Params
-from geobench.hookspecs import hookimpl
+from geobench.contract.api import Params
+from geobench.contract.hookspecs import hookimpl
 from geobench_mirror.maps import MirrorMap
 
 

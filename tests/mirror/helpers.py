@@ -9,7 +9,7 @@ from geobench_mirror import maps
 from geobench_mirror.objectives import Logistic
 from torch import Tensor, nn
 
-from geobench.api import Arm, Batch, Data, MetricContext
+from geobench.contract.api import Arm, Batch, Data, MetricContext
 
 
 class BiasFreeMLP(nn.Module):

@@ -9,11 +9,11 @@ from geobench_mirror import MirrorDescent, maps
 from geobench_mirror.assign import optimizer_maps
 from torch import nn
 
-import geobench.plugins
-from geobench.api import BuildContext, Params
-from geobench.hookspecs import hookimpl
-from geobench.lars import LARS
-from geobench.plugins import load_registry
+import geobench.contract.plugins
+from geobench.components.lars import LARS
+from geobench.contract.api import BuildContext, Params
+from geobench.contract.hookspecs import hookimpl
+from geobench.contract.plugins import load_registry
 from tests.mirror.helpers import Cubic
 
 

@@ -9,9 +9,9 @@ import torch
 from geobench_projection.analyze import main
 from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams
 
-from geobench.api import Arm, BuildContext, MetricContext
-from geobench.loader import batches
-from geobench.plugins import load_registry
+from geobench.contract.api import Arm, BuildContext, MetricContext
+from geobench.contract.plugins import load_registry
+from geobench.train.loader import batches
 
 DATA = {"name": "orbit_manifold", "n_train": 96, "n_test": 48, "reference_size": 16,
         "batch_size": 16, "dim": 12}

@@ -1,8 +1,8 @@
 from geobench_projection.figures import collect, plot
 
-from geobench.engine import CellResult
 from geobench.records import Cell
-from geobench.store import Store
+from geobench.run.store import Store
+from geobench.train.engine import CellResult
 
 
 def _cell(i, norm, seed):

@@ -14,9 +14,9 @@ from geobench_projection.metrics.guillotine import (
 )
 from torch import nn
 
-from geobench import heads
-from geobench.api import Arm, BuildContext, Data, Objective
-from geobench.plugins import load_registry
+from geobench.components import heads
+from geobench.contract.api import Arm, BuildContext, Data, Objective
+from geobench.contract.plugins import load_registry
 
 from .helpers import LinearOrbit, build_data, metric_context
 

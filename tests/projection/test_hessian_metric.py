@@ -7,7 +7,7 @@ import torch
 from geobench_projection.metrics.hessian import EffectiveHessianMetric, EffectiveHessianParams
 from geobench_projection.objectives import redundancy, stopgrad
 
-from geobench import heads
+from geobench.components import heads
 
 from .helpers import build_arm, build_data, metric_context
 

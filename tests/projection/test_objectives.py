@@ -9,8 +9,8 @@ from geobench_projection.objectives import dino, redundancy, stopgrad
 from geobench_projection.objectives.common import cosine_momentum
 from geobench_projection.objectives.losses import negative_cosine
 
-from geobench import heads
-from geobench.api import Batch
+from geobench.components import heads
+from geobench.contract.api import Batch
 
 from .helpers import build_arm
 

@@ -14,8 +14,8 @@ from geobench_projection.metrics.singularity import MetricSingularity, Singulari
 from geobench_projection.objectives import redundancy
 from torch import nn
 
-from geobench import heads
-from geobench.api import Arm, BuildContext
+from geobench.components import heads
+from geobench.contract.api import Arm, BuildContext
 
 from .helpers import metric_context, orbit_data
 

@@ -8,8 +8,8 @@ from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams, orb
 from geobench_projection.objectives import redundancy
 from torch import nn
 
-from geobench import heads
-from geobench.api import Arm, BuildContext
+from geobench.components import heads
+from geobench.contract.api import Arm, BuildContext
 
 from .helpers import metric_context, orbit_data
 

@@ -11,8 +11,8 @@ import torch
 from geobench_projection import inits
 from geobench_projection.objectives import stopgrad
 
-from geobench import heads
-from geobench.api import BuildContext
+from geobench.components import heads
+from geobench.contract.api import BuildContext
 from geobench.geometry import EffectiveHessian, spectrum_summary
 
 from .helpers import build_arm, build_data

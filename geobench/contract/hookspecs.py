@@ -1,0 +1,82 @@
+"""One hook per component kind, and one for commands.
+
+A plugin implements ``register_<kind>(register)`` and calls ``register(name, factory,
+params=<pydantic model>, doc="...")`` once per component; a metric also passes
+``fields={field: FieldDoc(description, unit, direction)}`` (keys may be shell patterns such
+as ``acc_*``). ``register_commands(cli)`` adds subcommands with ``cli.add(name, summary,
+main)``, ``main(argv) -> exit status``. Keep a plugin's top-level imports light (pluggy,
+geobench.hookspecs) and import its implementation inside the hooks: every command, ``--help``
+included, loads the plugin modules.
+"""
+
+import pluggy
+
+KINDS = (
+    "datasets",
+    "augmentations",
+    "backbones",
+    "heads",
+    "objectives",
+    "optimizers",
+    "mirror_maps",
+    "metrics",
+    "executors",
+    "inits",
+    "loggers",
+)
+
+hookspec = pluggy.HookspecMarker("geobench")
+hookimpl = pluggy.HookimplMarker("geobench")
+
+
+class Specs:
+    @hookspec
+    def register_datasets(self, register):
+        """Register datasets: factory(params, ctx) -> geobench.api.Data."""
+
+    @hookspec
+    def register_augmentations(self, register):
+        """Register augmentations: factory(params, ctx) -> Augmentation."""
+
+    @hookspec
+    def register_backbones(self, register):
+        """Register backbones: factory(params, ctx) -> nn.Module with feature_dim."""
+
+    @hookspec
+    def register_heads(self, register):
+        """Register projection heads: factory(params, ctx) -> nn.Module with out_dim."""
+
+    @hookspec
+    def register_objectives(self, register):
+        """Register objectives: factory(params, ctx) -> geobench.api.Objective."""
+
+    @hookspec
+    def register_optimizers(self, register):
+        """Register optimizers: factory(params, ctx) -> torch.optim.Optimizer over ctx.model."""
+
+    @hookspec
+    def register_mirror_maps(self, register):
+        """Register mirror maps: factory(params, ctx) -> MirrorMap."""
+
+    @hookspec
+    def register_metrics(self, register):
+        """Register metrics: factory(params, ctx) -> geobench.api.Metric."""
+
+    @hookspec
+    def register_executors(self, register):
+        """Register executors: factory(params, ctx) -> geobench.api.Executor."""
+
+    @hookspec
+    def register_inits(self, register):
+        """Register initialisations: factory(params, ctx) -> geobench.api.Init."""
+
+    @hookspec
+    def register_loggers(self, register):
+        """Register experiment trackers: factory(params, ctx) -> geobench.api.Logger."""
+
+    @hookspec
+    def register_commands(self, cli):
+        """Add subcommands: cli.add(name, summary, main) with main(argv: list[str]) -> int."""
+
+
+HOOKS = tuple(name for name in vars(Specs) if name.startswith("register_"))

@@ -1,0 +1,128 @@
+"""Name -> factory registry with parameter models, did-you-mean on a miss, and origins."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from geobench.contract.errors import RegistryError, did_you_mean
+from geobench.contract.hookspecs import KINDS
+from geobench.contract.params import FieldDoc, Params
+
+if TYPE_CHECKING:
+    from geobench.contract.api import BuildContext, Factory
+    from geobench.contract.spec import Component
+
+
+class EmptyParams(Params):
+    """A component without parameters."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str
+    name: str
+    factory: Factory
+    params: type[BaseModel]
+    doc: str
+    origin: str = "?"
+    version: str = "?"
+    fields: dict[str, FieldDoc] = field(default_factory=dict)
+
+    def build(self, spec: dict[str, Any], ctx: BuildContext) -> Any:
+        """Validate ``spec`` (without ``name``) against the params model and call the factory."""
+        return self.factory(self.params.model_validate(spec), ctx)
+
+    def field_doc(self, name: str) -> FieldDoc | None:
+        """The declared meaning of field ``name`` (keys may be shell patterns: ``acc_*``)."""
+        if name in self.fields:
+            return self.fields[name]
+        return next((d for pat, d in self.fields.items() if fnmatch.fnmatchcase(name, pat)),
+                    None)
+
+    def param_rows(self) -> list[dict[str, str]]:
+        rows = []
+        for fname, finfo in self.params.model_fields.items():
+            default = ("required" if finfo.is_required()
+                       else repr(finfo.get_default(call_default_factory=True)))
+            rows.append(
+                {"name": fname, "type": _type_name(finfo.annotation), "default": default,
+                 "doc": finfo.description or ""}
+            )
+        return rows
+
+
+def _type_name(annotation: Any) -> str:
+    plain = isinstance(annotation, type) and get_origin(annotation) is None
+    text = annotation.__name__ if plain else str(annotation)
+    return text.replace("typing.", "")
+
+
+@dataclass
+class Registry:
+    entries: dict[str, dict[str, Entry]] = field(
+        default_factory=lambda: {kind: {} for kind in KINDS}
+    )
+
+    def add(self, entry: Entry) -> None:
+        self._check_free(entry)
+        self.entries[entry.kind][entry.name] = entry
+
+    def merge(self, other: Registry) -> None:
+        """Add every entry of ``other``, or none if one of their names is taken."""
+        added = [e for entries in other.entries.values() for e in entries.values()]
+        for entry in added:
+            self._check_free(entry)
+        for entry in added:
+            self.entries[entry.kind][entry.name] = entry
+
+    def _check_free(self, entry: Entry) -> None:
+        existing = self.entries[entry.kind].get(entry.name)
+        if existing is not None:
+            raise RegistryError(
+                f"{entry.kind[:-1]} {entry.name!r} is registered twice: by {existing.origin} "
+                f"and by {entry.origin}"
+            )
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.entries[kind])
+
+    def get(self, kind: str, name: str) -> Entry:
+        if kind not in self.entries:
+            raise RegistryError(f"unknown component kind {kind!r}{did_you_mean(kind, list(KINDS))}")
+        try:
+            return self.entries[kind][name]
+        except KeyError:
+            allowed = ", ".join(self.names(kind)) or "none"
+            raise RegistryError(
+                f"{name!r} is not a registered {kind[:-1]}{did_you_mean(name, self.names(kind))}"
+                f"; registered: {allowed}"
+            ) from None
+
+    def build(self, kind: str, spec: dict[str, Any], ctx: BuildContext) -> Any:
+        """Build the component ``spec`` (``{name: ..., **params}``) of ``kind``."""
+        spec = dict(spec)
+        entry = self.get(kind, spec.pop("name"))
+        return entry.build(spec, ctx)
+
+    def create(self, kind: str, component: Component, ctx: BuildContext) -> Any:
+        """Build a validated ``component`` of ``kind``: its params are validated again only
+        if they are not the registered model's (a worker with other plugins installed)."""
+        entry = self.get(kind, component.name)
+        params = component.params
+        if type(params) is not entry.params:
+            params = entry.params.model_validate(params.model_dump())
+        return entry.factory(params, ctx)
+
+    def validate(self, kind: str, spec: dict[str, Any]) -> BaseModel:
+        """Validate a component spec; raises ``RegistryError`` or ``ValidationError``."""
+        spec = dict(spec)
+        if "name" not in spec:
+            raise RegistryError(f"missing 'name' (a registered {kind[:-1]})")
+        return self.get(kind, spec.pop("name")).params.model_validate(spec)
+
+
+__all__ = ["Entry", "Registry", "RegistryError", "EmptyParams", "ValidationError", "did_you_mean"]

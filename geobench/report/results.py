@@ -1,0 +1,196 @@
+"""A results store as flat rows, one per cell and measured value, for pandas and CSV.
+
+Every row starts with the cell's ``cell``, ``suite``, ``profile``, ``trial_seed`` and
+``status``, then the config of the arm it measures flattened to dotted columns
+(``head.activation``, ``optimizer.lr``; lists as JSON text so that every cell of a table is a
+scalar; a config key that would name one of the fixed columns is prefixed ``config.``, e.g.
+``config.status``), and ends with ``arm`` (the label as stored: ``main``, ``cl`` or the
+cross-arm ``cl~nscl``, whose config is ``nscl``'s), ``metric``, ``field``, [``step``,]
+``value`` (NaN where the store holds NULL). The store is only read, never created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import math
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from geobench.records import Cell, MetricKey, Status, measured_arm, metric_key, parse_metric_key
+from geobench.run.store import LOCK_TIMEOUT_S, StoreError, describe_store_error
+
+if TYPE_CHECKING:
+    import pandas
+
+Row = dict[str, Any]
+Measured = list[tuple[MetricKey, Row]]  # a cell's values: key, then value (and step)
+LEAD = ("cell", "suite", "profile", "trial_seed", "status")
+RESULT_TAIL = ("arm", "metric", "field", "value")
+SERIES_TAIL = ("arm", "metric", "field", "step", "value")
+FIXED = frozenset(LEAD + SERIES_TAIL)  # config columns never take these names
+CONFIG_PREFIX = "config."
+PANDAS_HINT = "pip install 'geobench[pandas]'"
+
+_WHERE = ("WHERE (:suite IS NULL OR c.suite = :suite) "
+          "AND (:profile IS NULL OR c.profile = :profile)")
+_CELLS = f"SELECT c.id, c.suite, c.profile, c.seed, c.status, c.config FROM cells c {_WHERE}"
+_FINALS = f"SELECT f.cell, f.key, f.value FROM finals f JOIN cells c ON c.id = f.cell {_WHERE}"
+_SERIES = ("SELECT s.cell, s.arm, s.metric, s.step, s.value FROM series s "
+           f"JOIN cells c ON c.id = s.cell {_WHERE}")
+
+
+def result_rows(store: str | Path, suite: str | None = None, profile: str | None = None,
+                cells: list[str] | None = None) -> list[Row]:
+    """One row per stored cell and final value (columns: see the module), ordered by suite,
+    profile, trial_seed, cell, arm, metric, field; only the cells of ``suite``, ``profile``
+    and ids ``cells`` where given. A cell without values (failed early) gives one row with
+    arm, metric and field None, value NaN and the config its arms share."""
+    heads, finals = _read(store, _FINALS, suite, profile, cells)
+    measured = _by_cell((cell, parse_metric_key(key), {"value": _float(value)})
+                        for cell, key, value in finals)
+    rows = []
+    for head, arms in heads:
+        flats = _flat_arms(arms)
+        rows += (_measured_rows(head, flats, measured.get(head["cell"], []))
+                 or [_unmeasured_row(head, flats)])
+    return sorted(rows, key=_order)
+
+
+def series_rows(store: str | Path, suite: str | None = None, profile: str | None = None,
+                cells: list[str] | None = None) -> list[Row]:
+    """One row per stored series point: ``result_rows``' columns with ``step`` before
+    ``value``, ordered likewise and then by step; a cell without series gives no row."""
+    heads, series = _read(store, _SERIES, suite, profile, cells)
+    measured = _by_cell((cell, parse_metric_key(metric_key(arm, name)),
+                         {"step": step, "value": _float(value)})
+                        for cell, arm, name, step, value in series)
+    rows = [row for head, arms in heads
+            for row in _measured_rows(head, _flat_arms(arms), measured.get(head["cell"], []))]
+    return sorted(rows, key=_order)
+
+
+def missing_rows(cells: Iterable[Cell]) -> list[Row]:
+    """One row per cell of ``cells`` with status ``missing``, shaped as ``result_rows``' row
+    of a cell without values: for the cells of a suite that the store does not hold."""
+    return [_unmeasured_row({"cell": c.id, "suite": c.suite, "profile": c.profile,
+                             "trial_seed": c.trial_seed, "status": str(Status.MISSING)},
+                            _flat_arms(c.arms))
+            for c in cells]
+
+
+def load_results(store: str | Path, suite: str | None = None, profile: str | None = None,
+                 cells: list[str] | None = None) -> pandas.DataFrame:
+    """``result_rows`` as a pandas DataFrame, columns in the rows' order."""
+    return _frame(_pandas("load_results"), result_rows(store, suite, profile, cells),
+                  LEAD + RESULT_TAIL)
+
+
+def load_series(store: str | Path, suite: str | None = None, profile: str | None = None,
+                cells: list[str] | None = None) -> pandas.DataFrame:
+    """``series_rows`` as a pandas DataFrame, columns in the rows' order."""
+    return _frame(_pandas("load_series"), series_rows(store, suite, profile, cells),
+                  LEAD + SERIES_TAIL)
+
+
+def write_csv(rows: list[Row], out: TextIO) -> None:
+    """``rows`` as CSV on ``out``. The header is the union of the rows' columns in first-seen
+    order, with arm, metric, field, step and value last; None is an empty cell, NaN ``nan``.
+    No rows: the header of ``result_rows`` alone."""
+    writer = csv.DictWriter(out, _columns(rows) or list(LEAD + RESULT_TAIL), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def _read(store: str | Path, values: str, suite: str | None, profile: str | None,
+          cells: list[str] | None) -> tuple[list[tuple[Row, dict[str, Any]]], list[tuple]]:
+    """The selected cells (identity columns, arm records) and their ``values`` query's rows,
+    read read-only in one snapshot; every SQLite problem as a one-line ``StoreError``."""
+    path = Path(store)
+    if not path.is_file():
+        raise StoreError(f"{path}: results store: "
+                         f"{'not a file' if path.exists() else 'no such file'}")
+    params = {"suite": suite, "profile": profile}
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT_S,
+                                                isolation_level=None)) as db:
+            db.execute("BEGIN")  # one snapshot: a run writing meanwhile adds whole cells
+            found = db.execute(_CELLS, params).fetchall()
+            rows = db.execute(values, params).fetchall()
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"{path}: results store: {describe_store_error(exc)}") from None
+    wanted = None if cells is None else set(cells)
+    heads = [(dict(zip(LEAD, (cell, *rest))), json.loads(config)["arms"])
+             for cell, *rest, config in found if wanted is None or cell in wanted]
+    return heads, [r for r in rows if wanted is None or r[0] in wanted]
+
+
+def _by_cell(values: Iterable[tuple[str, MetricKey, Row]]) -> dict[str, Measured]:
+    out: dict[str, Measured] = {}
+    for cell, key, tail in values:
+        out.setdefault(cell, []).append((key, tail))
+    return out
+
+
+def _measured_rows(head: Row, flats: dict[str, Row], values: Measured) -> list[Row]:
+    """A row per value: the config of the arm its label measures (``ref~arm``: ``arm``)."""
+    return [{**head, **flats.get(measured_arm(key.arm), {}), **key._asdict(), **tail}
+            for key, tail in values]
+
+
+def _unmeasured_row(head: Row, flats: dict[str, Row]) -> Row:
+    """The row of a cell without values: the config columns all its arms share."""
+    first, *others = flats.values()
+    shared = {k: v for k, v in first.items() if all(k in o and o[k] == v for o in others)}
+    return {**head, **shared, "arm": None, "metric": None, "field": None, "value": math.nan}
+
+
+def _flat_arms(arms: dict[str, dict[str, Any]]) -> dict[str, Row]:
+    """Each arm's record as config columns, a fixed column's name prefixed ``config.``."""
+    return {arm: {CONFIG_PREFIX + k if k in FIXED else k: v for k, v in _flatten(rec).items()}
+            for arm, rec in arms.items()}
+
+
+def _flatten(record: dict[str, Any], prefix: str = "") -> Row:
+    """Nested dicts to dotted keys (an empty dict gives none), lists to JSON text."""
+    out: Row = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = json.dumps(value) if isinstance(value, list | tuple) else value
+    return out
+
+
+def _float(value: float | None) -> float:
+    """A stored value; SQLite stores NaN as NULL."""
+    return math.nan if value is None else float(value)
+
+
+def _order(row: Row) -> tuple:
+    return (row["suite"], row["profile"], row["trial_seed"], row["cell"], row["arm"] or "",
+            row["metric"] or "", row["field"] or "", row.get("step", 0))
+
+
+def _columns(rows: list[Row]) -> list[str]:
+    """The union of the rows' columns in first-seen order, the trailing fixed ones last."""
+    seen = dict.fromkeys(key for row in rows for key in row)
+    tail = [key for key in SERIES_TAIL if key in seen]
+    return [key for key in seen if key not in tail] + tail
+
+
+def _pandas(caller: str) -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{caller} needs pandas: {PANDAS_HINT}") from None
+    return pandas
+
+
+def _frame(pd: Any, rows: list[Row], empty: tuple[str, ...]) -> pandas.DataFrame:
+    """``rows`` as a DataFrame; no rows: an empty one with the ``empty`` columns."""
+    return pd.DataFrame(rows, columns=_columns(rows) or list(empty))

@@ -1,0 +1,98 @@
+"""Stored values of a suite's cells, read one way for leaderboards and claims.
+
+A result key is ``<metric id>.<field>`` (a single-arm run), ``<arm>/<metric id>.<field>``
+or, for a cross-arm metric, ``<reference>~<arm>/<metric id>.<field>``.  ``loss.train`` is
+the training loss the engine records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from geobench.contract.api import FieldDoc
+from geobench.contract.registry import Registry, RegistryError
+from geobench.records import (
+    SINGLE_ARM,
+    TRAIN_LOSS_KEY,
+    Cell,
+    Status,
+    cross_arm,
+    measured_arm,
+    metric_key,
+    parse_metric_key,
+)
+from geobench.run.store import Store
+from geobench.suite import get_dotted
+
+TRAIN_LOSS = FieldDoc("training loss of the step's batch", "", "lower")
+
+
+def config_value(cell: Cell, key: str) -> Any:
+    """The value of config ``key`` in ``cell``: a grid key, else the first arm's spec."""
+    if key in cell.varied:
+        return cell.varied[key]
+    return get_dotted(next(iter(cell.arms.values())), key)
+
+
+def series_stat(values: list[float], stat: str) -> float:
+    """``stat`` (first, last, min, max, mean) of a run's series, NaN entries left out."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return math.nan
+    return {"first": values[0], "last": values[-1], "min": min(values), "max": max(values),
+            "mean": sum(values) / len(values)}[stat]
+
+
+class StoredValues:
+    """The store's rows and series of ``cells``, loaded once."""
+
+    def __init__(self, store: Store, cells: list[Cell]) -> None:
+        ids = [c.id for c in cells]
+        self.rows = store.cells(ids)
+        self.series: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for cell, arm, metric, _step, value in store.series(ids):
+            self.series[(cell, metric_key(arm, metric))].append(value)
+
+    def status(self, cell: Cell) -> str:
+        """complete | diverged | failed | missing (not in the store)."""
+        row = self.rows.get(cell.id)
+        return row["status"] if row else Status.MISSING.value
+
+    def value(self, cell: Cell, arm: str | None, key: str, stat: str = "last") -> float | None:
+        """``stat`` of ``key``'s series for ``arm`` of ``cell`` (None: never recorded).
+
+        ``key`` may carry its arm (``<arm>/<metric>.<field>``); else ``arm`` selects it, the
+        arm's own series first, then the cross-arm series against the reference arm."""
+        row = self.rows.get(cell.id)
+        if row is None:
+            return None
+        for k in _lookup_keys(cell, arm, key):
+            if stat == "last" and k in row["metrics"]:
+                return row["metrics"][k]
+            if (cell.id, k) in self.series:
+                return series_stat(self.series[(cell.id, k)], stat)
+        return None
+
+
+def _lookup_keys(cell: Cell, arm: str | None, key: str) -> list[str]:
+    if "/" in key or arm is None or list(cell.arms) == [SINGLE_ARM]:
+        return [key]
+    ref = next(iter(cell.arms))
+    return [metric_key(arm, key), metric_key(cross_arm(ref, arm), key)]
+
+
+def field_doc(registry: Registry, cell: Cell, key: str) -> FieldDoc | None:
+    """The declared meaning of result ``key`` in ``cell`` (None: undeclared or unknown)."""
+    parsed = parse_metric_key(key)
+    if parsed.series == TRAIN_LOSS_KEY:
+        return TRAIN_LOSS
+    spec = cell.arms.get(measured_arm(parsed.arm)) or next(iter(cell.arms.values()))
+    for metric in spec["metrics"]:
+        if metric.get("id", metric["name"]) == parsed.metric:
+            try:
+                return registry.get("metrics", metric["name"]).field_doc(parsed.field)
+            except RegistryError:
+                return None
+    return None

@@ -1,0 +1,198 @@
+"""Process-pool executor: N worker processes run one cell at a time each; only the parent
+writes results. A worker that dies (a signal, ``os._exit``) yields ``WorkerDied`` for the
+cell it was running and is replaced; the other cells go on."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import pickle
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import torch
+from pydantic import Field
+
+from geobench.contract.api import Params
+from geobench.run.executors import WorkerDied
+
+STOP_SECONDS = 5.0  # how long a terminated worker may take to exit before it is killed
+_NONE = object()  # no item left / no result yet
+
+
+class PoolParams(Params):
+    workers: int = Field(2, ge=1, description="worker processes")
+    threads_per_worker: int | None = Field(
+        None, ge=1, description="torch threads per worker (default: cores / workers)")
+
+
+def _sendable(exc: Exception) -> Exception:
+    """``exc`` if it survives pickling, else a RuntimeError carrying its message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+class _Terminated(BaseException):
+    """SIGTERM in a worker, raised where it runs so that the cell's ``finally`` blocks (its
+    loggers' close) run before the worker dies of the signal."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the unwinding
+    raise _Terminated
+
+
+def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection) -> None:
+    """A worker: receive an item, send back ``fn(item)`` (or the exception it raised), until
+    the parent closes the pipe. Ctrl-C is the parent's to handle: it terminates the workers,
+    which unwind the running cell and then die of SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        signal.signal(signal.SIGTERM, _terminated)
+        torch.set_num_threads(threads)
+        _loop(fn, conn)
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _loop(fn: Callable[[Any], Any], conn: Connection) -> None:
+    while True:
+        try:
+            item = conn.recv()
+        except EOFError:
+            return
+        try:
+            result = fn(item)
+        except Exception as exc:
+            result = _sendable(exc)
+        try:
+            conn.send(result)
+        except Exception as exc:  # the result does not pickle: nothing was sent
+            conn.send(RuntimeError(f"result of {type(result).__name__} not sendable: {exc}"))
+
+
+def _death(exitcode: int | None) -> WorkerDied:
+    """``worker died: signal 9 (Killed)`` / ``worker died: exit code 3``."""
+    if exitcode is None:
+        return WorkerDied("worker died: closed its pipe without exiting")
+    if exitcode < 0:
+        return WorkerDied(f"worker died: signal {-exitcode} ({signal.strsignal(-exitcode)})")
+    return WorkerDied(f"worker died: exit code {exitcode}")
+
+
+@dataclass
+class _Worker:
+    proc: BaseProcess
+    conn: Connection
+    item: Any = _NONE  # the item it is running; _NONE when idle
+
+    def outcome(self) -> Any:
+        """The result of its item, ``WorkerDied`` if it died without one, else ``_NONE``."""
+        alive = self.proc.is_alive()  # before polling: a result sent before dying is read
+        if self.conn.poll():
+            try:
+                return self.conn.recv()
+            except (EOFError, OSError):  # its end of the pipe closed: it died
+                pass
+        elif alive:
+            return _NONE
+        self.proc.join(STOP_SECONDS)
+        death = _death(self.proc.exitcode)
+        self.stop()  # one that closed its pipe but lives on is not given another cell
+        return death
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.join(STOP_SECONDS)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
+
+
+class _Workers:
+    """The worker processes of one ``map`` call, by slot, and the items still to send."""
+
+    def __init__(self, fn: Callable[[Any], Any], items: Iterable[Any], size: int,
+                 threads: int) -> None:
+        self.ctx = mp.get_context("spawn")
+        self.fn, self.threads, self.todo = fn, threads, iter(items)
+        self.slots: list[_Worker | None] = [None] * size
+
+    def _start(self) -> _Worker:
+        parent, child = self.ctx.Pipe()
+        proc = self.ctx.Process(target=_serve, args=(self.fn, self.threads, child), daemon=True)
+        proc.start()
+        child.close()
+        return _Worker(proc, parent)
+
+    def feed(self, slot: int) -> None:
+        """Send the next item (if any) to the worker of ``slot``, started anew unless alive."""
+        item = next(self.todo, _NONE)
+        if item is _NONE:
+            return
+        worker = self.slots[slot]
+        if worker is None or not worker.proc.is_alive():
+            if worker is not None:
+                worker.stop()
+            worker = self.slots[slot] = self._start()
+        worker.item = item
+        try:
+            worker.conn.send(item)
+        except OSError:  # it died just now: ``finished`` reports WorkerDied for the item
+            pass
+
+    def busy(self) -> dict[int, _Worker]:
+        return {slot: w for slot, w in enumerate(self.slots) if w and w.item is not _NONE}
+
+    def finished(self) -> list[tuple[int, Any, Any]]:
+        """Wait until a busy worker has a result or has died: ``(slot, item, result)`` each."""
+        busy = self.busy()
+        wait([w.conn for w in busy.values()] + [w.proc.sentinel for w in busy.values()])
+        done = []
+        for slot, worker in busy.items():
+            result = worker.outcome()
+            if result is not _NONE:
+                done.append((slot, worker.item, result))
+                worker.item = _NONE
+        return done
+
+    def stop(self) -> None:
+        for worker in self.slots:
+            if worker is not None:
+                worker.stop()
+
+
+class PoolExecutor:
+    in_process = False
+
+    def __init__(self, params: PoolParams) -> None:
+        self.workers = params.workers
+        self.threads = params.threads_per_worker or max(1, (os.cpu_count() or 1) // self.workers)
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        """Results in completion order; ``fn`` and the items must be picklable. A cell whose
+        worker died yields ``WorkerDied``, one that raised yields its exception. Closing the
+        generator early (Ctrl-C) terminates the workers."""
+        pool = _Workers(fn, items, self.workers, self.threads)
+        try:
+            for slot in range(self.workers):
+                pool.feed(slot)
+            while pool.busy():
+                for slot, item, result in pool.finished():
+                    yield item, result
+                    pool.feed(slot)
+        finally:
+            pool.stop()
+
+
+def build_pool(params: PoolParams, ctx: Any) -> PoolExecutor:
+    return PoolExecutor(params)

@@ -1,0 +1,112 @@
+"""Slurm executor on submitit: the missing cells go out as one job array, each array task
+runs exactly one cell and writes ``<folder>/<cell id>.result.pkl``; the driver collects
+those files into the store as they appear. A driver that stops (logout, Ctrl-C) leaves
+the jobs running; ``geobench collect SUITE`` stores whatever they have written since.
+Needs ``pip install geobench[slurm]``."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from geobench.contract.api import Params
+from geobench.records import CellResult
+from geobench.run.safeload import UnreadableFileError, check_private, load_pickle
+
+RESULT_SUFFIX = ".result.pkl"
+
+
+class SlurmParams(Params):
+    folder: str = Field("results/slurm", description="logs and result files of the jobs")
+    cluster: Literal["auto", "slurm", "local", "debug"] = Field(
+        "auto", description="submitit cluster: auto uses Slurm when sbatch exists, else local")
+    partition: str | None = Field(None, description="Slurm partition")
+    gpus_per_node: int = Field(0, ge=0)
+    cpus_per_task: int = Field(2, ge=1)
+    timeout_min: int = Field(60, ge=1, description="wall-time limit of each array task")
+    array_parallelism: int = Field(64, ge=1, description="array tasks running at once")
+    poll_seconds: float = Field(2.0, gt=0, description="how often the driver looks for results")
+
+
+def result_path(folder: str | Path, cell_id: str) -> Path:
+    return Path(folder) / f"{cell_id}{RESULT_SUFFIX}"
+
+
+def load_result(path: Path, cell_id: str) -> CellResult:
+    """The ``CellResult`` of ``cell_id`` stored at ``path`` (private paths only)."""
+    result = load_pickle(path)
+    if not isinstance(result, CellResult) or result.cell_id != cell_id:
+        raise UnreadableFileError(f"{path}: not the result of cell {cell_id} (holds "
+                                  f"{type(result).__name__})")
+    return result
+
+
+def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str) -> None:
+    """One array task: run one cell and write its result atomically, writable by its owner
+    alone (whatever the umask) so that the driver agrees to load it."""
+    result = fn(item)
+    path = result_path(folder, item.id)
+    tmp = path.with_suffix(".tmp")
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+        pickle.dump(result, fh)
+    os.chmod(tmp, 0o600)  # an existing file keeps its mode through O_CREAT
+    os.replace(tmp, path)
+
+
+class SlurmExecutor:
+    in_process = False
+
+    def __init__(self, params: SlurmParams) -> None:
+        try:
+            import submitit
+        except ImportError:
+            raise RuntimeError("the slurm executor needs submitit: "
+                               "pip install 'geobench[slurm]'") from None
+        self.submitit, self.params = submitit, params
+
+    def _executor(self):
+        p = self.params
+        cluster = None if p.cluster == "auto" else p.cluster
+        ex = self.submitit.AutoExecutor(folder=Path(p.folder) / "logs", cluster=cluster)
+        extra = {"slurm_partition": p.partition} if p.partition and ex.cluster == "slurm" else {}
+        ex.update_parameters(timeout_min=p.timeout_min, gpus_per_node=p.gpus_per_node,
+                             cpus_per_task=p.cpus_per_task,
+                             slurm_array_parallelism=p.array_parallelism, **extra)
+        return ex
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        items = list(items)
+        if not items:
+            return
+        folder = self.params.folder
+        Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
+        check_private(folder)  # before any job runs: its results could not be loaded
+        jobs = self._executor().map_array(run_and_save, [fn] * len(items), items,
+                                          [folder] * len(items))
+        pending = dict(zip(jobs, items))
+        while pending:
+            for job, item in list(pending.items()):
+                path = result_path(folder, item.id)
+                finished = job.done()  # before looking for the file: no result is missed
+                if path.exists():
+                    del pending[job]
+                    try:
+                        result = load_result(path, item.id)  # refused unless private
+                    except UnreadableFileError as exc:  # corrupt: this cell fails
+                        result = exc
+                    yield item, result
+                elif finished:
+                    del pending[job]
+                    yield item, RuntimeError(f"array task {job.job_id} failed: {job.state}")
+            if pending:
+                time.sleep(self.params.poll_seconds)
+
+
+def build_slurm(params: SlurmParams, ctx: Any) -> SlurmExecutor:
+    return SlurmExecutor(params)

@@ -1,0 +1,100 @@
+"""Leases let several runs share one store: a cell is leased (owner, expiry) before it runs,
+a background thread extends the owner's leases, and a lease that expired (its owner stopped
+renewing it) may be taken over — at once when the owner was a process of this machine, in
+this process namespace, that no longer exists. See ``Store.lease``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import uuid
+from pathlib import Path
+from types import TracebackType
+
+from geobench.run.store import Store, StoreError
+
+LEASE_TIMEOUT_S = 120.0
+
+
+def _namespace() -> str:
+    """This boot of this machine and its process-id namespace (two containers may share a
+    host name but not these); empty where /proc does not say."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+        return f"{boot}.{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return ""
+
+
+def new_owner() -> str:
+    """A name no other run shares: ``host:pid:namespace:random``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_namespace()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_died(owner: str) -> bool:
+    """True when ``owner`` ran on this machine, in this process namespace, and its process no
+    longer exists (a run killed with SIGKILL): its leases need not wait for the timeout."""
+    parts = owner.split(":")
+    if len(parts) != 4 or not parts[1].isdigit():
+        return False
+    host, pid, namespace, _ = parts
+    if host != socket.gethostname() or namespace != _namespace():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+def release_dead(store: Store, ids: list[str]) -> None:
+    """Release the leases on ``ids`` whose owner died on this machine."""
+    for owner in {owner for owner, _ in store.leases(ids).values()}:
+        if owner_died(owner):
+            store.release(owner)
+
+
+class Heartbeat:
+    """While open, extends ``owner``'s leases every ``timeout / 4`` seconds on its own
+    connection (a failed renewal is warned about once and retried); on close, releases the
+    leases of cells that did not finish."""
+
+    def __init__(self, path: str | Path, owner: str, timeout: float) -> None:
+        self.path, self.owner, self.timeout = path, owner, timeout
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="geobench-heartbeat",
+                                        daemon=True)
+
+    def _beat(self) -> None:
+        warned = False
+        while not self._stop.wait(self.timeout / 4):
+            try:
+                store = Store(self.path)
+                try:
+                    store.renew(self.owner, self.timeout)
+                finally:
+                    store.close()
+            except StoreError as exc:
+                if not warned:
+                    print(f"warning: could not renew the leases of this run ({exc}); "
+                          "retrying", file=sys.stderr, flush=True)
+                    warned = True
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+        try:
+            store = Store(self.path)
+            store.release(self.owner)
+            store.close()
+        except StoreError:
+            pass  # unreleased leases expire after the timeout

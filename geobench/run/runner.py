@@ -1,0 +1,314 @@
+"""Runs a suite's missing cells through an executor and writes each result to the store."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import ValidationError
+from tqdm import tqdm
+
+from geobench.contract.api import BuildContext
+from geobench.contract.errors import describe_validation_error
+from geobench.contract.plugins import describe_failure, registry
+from geobench.contract.registry import Registry, RegistryError
+from geobench.contract.spec import Component
+from geobench.records import Cell, CellResult, Status
+from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
+from geobench.run.provenance import provenance
+from geobench.run.store import Store
+from geobench.suite import CELL_LIMIT, expand, load_suite
+from geobench.train.engine import Progress, run_cell
+from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
+
+POLL_S = 5.0  # seconds between looks at the leases other runs hold
+STEP_LINE_S = 60.0  # off a TTY, the longest silence inside a running cell
+
+
+@dataclass
+class RunSummary:
+    cells: list[Cell]
+    skipped: int
+    statuses: Counter = field(default_factory=Counter)
+    elsewhere: int = 0  # cells another run sharing the store finished meanwhile
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``9 min``, ``1.5 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _line(text: str) -> None:
+    """One line on stderr in a single write, so that worker processes' lines never mix."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class StepLines:
+    """Progress from inside a cell where no bar is shown: ``<suite> <varied>: step
+    1200/5000, loss 0.4312 (2 min in)`` at a step report (every ``CHECK_EVERY`` steps) once
+    ``every`` seconds have passed since the last line, and from a watcher thread (as a
+    context manager) when a report is that late, so that a slow step (a long metric) is no
+    longer silence."""
+
+    def __init__(self, cell: Cell, every: float) -> None:
+        self.label, self.every = f"{cell.suite} {cell.label()}", every
+        self.start = self.last = time.monotonic()
+        self.state = "no step finished yet"
+        self.lock, self.done = threading.Lock(), threading.Event()
+        self.watcher = threading.Thread(target=self._watch, daemon=True)
+
+    def __call__(self, step: int, total: int, loss: float) -> None:
+        self.state = f"step {step}/{total}, loss {loss:.4g}"
+        self._say()
+
+    def _say(self) -> None:
+        with self.lock:
+            now = time.monotonic()
+            if now - self.last >= self.every:
+                self.last = now
+                _line(f"  {self.label}: {self.state} ({duration(now - self.start)} in)")
+
+    def _watch(self) -> None:
+        while not self.done.wait(max(self.every, 1.0)):
+            self._say()
+
+    def __enter__(self) -> StepLines:
+        self.watcher.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.watcher.join()
+
+
+@dataclass(frozen=True)
+class CellTask:
+    """What an executor runs for each cell: ``run_cell`` with the run's loggers, and
+    ``StepLines`` every ``every`` seconds (None: none) where the cell runs with neither a
+    ``progress`` callback (a bar) nor a terminal on stderr (a worker's own log file gets
+    them) — picklable, for worker processes."""
+
+    loggers: tuple[Component, ...] = ()
+    log_dir: str = "logs"
+    every: float | None = None
+
+    def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
+        if progress is not None or self.every is None or sys.stderr.isatty():
+            return run_cell(cell, progress=progress, loggers=self.loggers, log_dir=self.log_dir)
+        with StepLines(cell, self.every) as lines:
+            return run_cell(cell, progress=lines, loggers=self.loggers, log_dir=self.log_dir)
+
+
+class _Progress:
+    """On a TTY, a bar over the grid (with its ETA) and one over the running cell's steps;
+    else a line per finished cell, ``[12/48] <suite> <varied> complete 14.2 s, ETA 9 min``
+    (``StepLines`` from inside each cell are ``CellTask``'s)."""
+
+    def __init__(self, suite: str, total: int, done: int, todo: int, max_cells: int | None,
+                 quiet: bool) -> None:
+        self.quiet, self.suite, self.todo, self.max_cells = quiet, suite, todo, max_cells
+        self.tty = sys.stderr.isatty() and not quiet
+        self.finished, self.total, self.first = done, total, done
+        self.started, self.waited = time.monotonic(), 0.0
+        self.grid = tqdm(total=total, initial=done, desc=suite, unit="cell",
+                         position=0, file=sys.stderr) if self.tty else None
+        self.cell_bar: tqdm | None = None
+
+    def start(self, cell: Cell) -> None:
+        if self.tty:
+            self.cell_bar = tqdm(desc=cell.label()[:60], unit="step", position=1,
+                                 leave=False, file=sys.stderr)
+
+    def step(self, step: int, total: int, loss: float) -> None:
+        if self.cell_bar is not None:
+            self.cell_bar.total = total
+            self.cell_bar.n = step
+            self.cell_bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
+            self.cell_bar.refresh()
+
+    def eta(self, others: int) -> str:
+        """``, ETA 9 min`` from this run's pace (time spent waiting for other runs' cells
+        left out) over the cells it still plans to run: those left to do less the ``others``
+        that another run holds or has finished, at most what ``--max-cells`` leaves; empty
+        once nothing is left."""
+        ran = self.finished - self.first
+        left = self.todo - ran - others
+        if self.max_cells is not None:
+            left = min(left, self.max_cells - ran)
+        if left <= 0 or ran <= 0:
+            return ""
+        pace = (time.monotonic() - self.started - self.waited) / ran
+        return f", ETA {duration(pace * left)}"
+
+    def finish(self, cell: Cell, result: CellResult, others: int = 0) -> None:
+        self.finished += 1
+        if self.cell_bar is not None:
+            self.cell_bar.close()
+            self.cell_bar = None
+        if self.grid is not None:
+            self.grid.update(1)
+            if result.status != Status.COMPLETE:
+                self.grid.write(f"{cell.id} ({cell.label()}): {result.status}: {result.error}")
+        elif not self.quiet:
+            took = result.finished - result.started
+            note = f" ({cell.id}: {result.error})" if result.error else ""
+            _line(f"[{self.finished}/{self.total}] {self.suite} {cell.label()} "
+                  f"{result.status} {took:.1f} s{self.eta(others)}{note}")
+
+    def say(self, line: str) -> None:
+        if self.grid is not None:
+            self.grid.write(line)
+        elif not self.quiet:
+            _line(line)
+
+    def close(self) -> None:
+        if self.grid is not None:
+            self.grid.close()
+
+
+def executor_spec(suite_default: dict[str, Any] | None, name: str | None,
+                  options: dict[str, Any]) -> dict[str, Any]:
+    """The executor to use: the suite's default, replaced by ``name`` when that differs,
+    with the command line's ``options`` (None: not given) on top."""
+    spec = dict(suite_default or {"name": "local"})
+    if name is not None and name != spec["name"]:
+        spec = {"name": name}
+    return {**spec, **{k: v for k, v in options.items() if v is not None}}
+
+
+def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
+    entry = reg.get("executors", spec["name"])
+    try:
+        params = entry.params.model_validate({k: v for k, v in spec.items() if k != "name"})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RegistryError(f"executor {spec['name']!r}: "
+                            f"{describe_validation_error(err, entry.params)}") from None
+    return entry.factory(params, BuildContext(seed=0, device=torch.device("cpu")))
+
+
+def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geobench.sqlite",
+              executor: str | None = None, options: dict[str, Any] | None = None,
+              rerun: bool = False, quiet: bool = False,
+              overrides: dict[str, Any] | None = None, max_cells: int | None = None,
+              lease_timeout: float = LEASE_TIMEOUT_S, cell_limit: int = CELL_LIMIT,
+              loggers: list[str] | None = None, log_dir: str | None = None) -> RunSummary:
+    """Validate and expand the suite, then run every cell the store does not hold yet
+    (at most ``max_cells`` of them). Each cell is leased in the store before it runs, so
+    runs sharing the store split the cells; a lease its owner has not renewed for
+    ``lease_timeout`` seconds is taken over. The suite's ``loggers:`` and those named in
+    ``loggers`` write under ``log_dir`` (default: ``logs/`` beside the store)."""
+    reg = registry()
+    loaded = load_suite(path)
+    cells = expand(loaded, reg, profile, overrides, cell_limit)
+    runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
+    chosen = select_loggers(reg, loaded.suite.loggers, loggers or [])
+    if log_dir and not chosen and not quiet:
+        _line(f"geobench: --log-dir {log_dir} is not used: {path} selects no logger "
+              "(add --logger NAME)")
+    logs = log_dir or Path(store_path).parent / "logs"
+    task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
+                    None if quiet else STEP_LINE_S)
+    reset_warnings()
+    store = Store(store_path)
+    since = time.time()
+    try:
+        done = store.settled([c.id for c in cells], since, rerun)
+        todo = [c for c in cells if c.id not in done]
+        summary = RunSummary(cells, skipped=len(done))
+        progress = _Progress(loaded.suite.name, len(cells), len(done), len(todo), max_cells,
+                             quiet)
+        owner = new_owner()
+        release_dead(store, [c.id for c in todo])
+        try:
+            with Heartbeat(store_path, owner, lease_timeout):
+                while todo:
+                    held: list[Cell] = []
+                    started = sum(summary.statuses.values())
+                    limit = None if max_cells is None else max_cells - started
+                    leased = _leased(store, todo, owner, lease_timeout, since, rerun, held,
+                                     limit, summary)
+                    for cell, result in _execute(runner, leased, progress, task):
+                        if isinstance(result, BaseException):  # the executor lost the task
+                            result = _lost(cell, result)
+                        store.write(cell, result, provenance(), owner)
+                        summary.statuses[result.status] += 1
+                        progress.finish(cell, result, len(held) + summary.elsewhere)
+                    full = max_cells is not None and sum(summary.statuses.values()) >= max_cells
+                    waiting = time.monotonic()
+                    todo = [] if full else _await_others(store, held, lease_timeout, since,
+                                                         rerun, summary, progress)
+                    progress.waited += time.monotonic() - waiting
+        finally:
+            progress.close()
+    finally:
+        store.close()
+    return summary
+
+
+def _lost(cell: Cell, exc: BaseException) -> CellResult:
+    now = time.time()
+    return CellResult(cell.id, Status.FAILED, describe_failure(exc), started=now, finished=now)
+
+
+def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: float,
+            rerun: bool, held: list[Cell], limit: int | None, summary: RunSummary
+            ) -> Iterator[Cell]:
+    """The cells ``owner`` leases, at most ``limit`` (what ``--max-cells`` leaves), one at a
+    time as the executor asks for them; the cells another run holds go to ``held``, those
+    another run has finished meanwhile are counted in ``summary.elsewhere``."""
+    for cell in cells:
+        if limit is not None and limit <= 0:
+            return
+        if store.lease(cell.id, owner, timeout, since, rerun):
+            limit = None if limit is None else limit - 1
+            yield cell
+        elif cell.id not in store.settled([cell.id], since, rerun):
+            held.append(cell)
+        else:
+            summary.elsewhere += 1
+
+
+def _await_others(store: Store, held: list[Cell], timeout: float, since: float, rerun: bool,
+                  summary: RunSummary, progress: _Progress) -> list[Cell]:
+    """Wait while other runs hold unexpired leases on every cell of ``held``; once a lease is
+    released or expires (its owner stopped), return the unsettled cells for another round.
+    Cells the others finish meanwhile are counted in ``summary.elsewhere``."""
+    waiting = False
+    while held:
+        release_dead(store, [c.id for c in held])
+        settled = store.settled([c.id for c in held], since, rerun)
+        summary.elsewhere += len(settled)
+        held = [c for c in held if c.id not in settled]
+        leases = store.leases([c.id for c in held])
+        now = time.time()
+        if any(c.id not in leases or leases[c.id][1] < now for c in held):
+            return held
+        if held and not waiting:
+            owners = sorted({owner for owner, _ in leases.values()})
+            progress.say(f"waiting for {len(held)} cells another run holds ({', '.join(owners)})")
+            waiting = True
+        if held:
+            time.sleep(min(POLL_S, timeout / 4))
+    return []
+
+
+def _execute(runner, todo: Iterator[Cell], progress: _Progress, task: CellTask):
+    if getattr(runner, "in_process", False):
+        def fn(cell: Cell) -> CellResult:
+            progress.start(cell)
+            return task(cell, progress.step if progress.tty else None)
+        return runner.map(fn, todo)
+    return runner.map(task, todo)

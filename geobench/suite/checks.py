@@ -1,0 +1,207 @@
+"""Checks of a suite beyond its schema: keys that name run-spec fields, arms and metrics,
+claims, exclude entries, leaderboard keys, the executor and loggers, finite numbers and
+dataset sizes.
+Each raises the suite's one-line ``SuiteError`` through ``loaded.fail``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from geobench.contract.errors import describe_validation_error, did_you_mean, error_loc
+from geobench.contract.registry import Registry, RegistryError
+from geobench.contract.spec import RunSpec
+from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
+from geobench.suite.load import LoadedSuite, Loc
+
+
+def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
+               extra: tuple[str, ...] = ()) -> None:
+    """``key`` is a dotted run-spec key (or ``arms.<arm>.<key>``, or one of ``extra``)."""
+    if key in extra:
+        return
+    head, _, rest = key.partition(".")
+    fields = list(RunSpec.model_fields)
+    if head == "arms":
+        arm = rest.partition(".")[0]
+        if arm not in arms:
+            raise loaded.fail(loc, f"unknown arm {arm!r}; arms: {', '.join(arms) or 'none'}")
+    elif head not in fields:
+        raise loaded.fail(
+            loc, f"{key!r} is not a run-spec key{did_you_mean(head, fields)}; "
+                 f"keys start with one of: {', '.join(fields)}, arms")
+
+
+def check_claims(loaded: LoadedSuite) -> None:
+    """Every key a claim names is a run-spec key, and every arm it names exists."""
+    suite = loaded.suite
+    arms = list(suite.arms) or [SINGLE_ARM]
+    parts = [(("claims", i) + (("also", j - 1) if j else ()), part)
+             for i, claim in enumerate(suite.claims) for j, part in enumerate(claim.parts)]
+    for loc, claim in parts:
+        named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
+        for where in claim.alternatives:
+            if "arm" in where:
+                arm = where["arm"]
+                named += [str(a) for a in arm] if isinstance(arm, list) else [str(arm)]
+        if claim.compare is not None and claim.compare.arm is not None:
+            named += claim.compare.arm
+        for arm in named:
+            if arm not in arms:
+                raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
+                                       f"arms: {', '.join(arms)}")
+        if claim.where == []:
+            raise loaded.fail(loc + ("where",), "a list of 'where' maps needs at least one")
+        for j, where in enumerate(claim.alternatives):
+            at = loc + (("where", j) if isinstance(claim.where, list) else ("where",))
+            if not where and isinstance(claim.where, list):
+                raise loaded.fail(at, "an alternative of 'where' needs at least one key")
+            if isinstance(claim.where, list) and len(arms) > 1 and named \
+                    and "arm" not in where and "/" not in claim.metric \
+                    and (claim.compare is None or claim.compare.arm is None):
+                raise loaded.fail(at, f"claim {claim.id!r}: name the arm in every map of "
+                                      f"'where' (arms: {', '.join(arms)})")
+            for key in where:
+                if key != "arm":
+                    check_key(loaded, at + (key,), key, suite.arms)
+        if claim.compare is not None and claim.compare.key is not None:
+            check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
+        if len(arms) > 1 and not named:
+            raise loaded.fail(loc + ("metric",), f"claim {claim.id!r}: the suite has arms "
+                              f"({', '.join(arms)}); name one as '<arm>/{claim.metric}', "
+                              "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
+
+
+def check_structure(loaded: LoadedSuite) -> None:
+    """Keys outside the run spec: profile arms, exclude entries, leaderboard rows/columns."""
+    suite = loaded.suite
+    for name, prof in suite.profiles.items():
+        for arm in prof.arms:
+            if arm not in suite.arms:
+                raise loaded.fail(("profiles", name, "arms", arm),
+                                  f"unknown arm {arm!r}; arms: {', '.join(suite.arms) or 'none'}")
+    excludes = [(("exclude",), suite.exclude)]
+    excludes += [(("profiles", n, "exclude"), p.exclude) for n, p in suite.profiles.items()]
+    for loc, entries in excludes:
+        for i, entry in enumerate(entries or []):
+            if not entry:
+                raise loaded.fail(loc + (i,), "an exclude entry needs at least one key "
+                                              "(an empty one drops every cell)")
+            for key in entry:
+                check_key(loaded, loc + (i, key), key, suite.arms)
+    board, extra = suite.leaderboard, ("arm", "trial_seed")
+    for i, key in enumerate(board.rows or []):
+        check_key(loaded, ("leaderboard", "rows", i), key, suite.arms, extra)
+    if board.columns is not None:
+        check_key(loaded, ("leaderboard", "columns"), board.columns, suite.arms, extra)
+
+
+def check_components(loaded: LoadedSuite, registry: Registry) -> None:
+    """The suite's default executor and its loggers are registered, with valid params."""
+    if loaded.suite.executor is not None:
+        _check_component(loaded, registry, ("executor",), "executors", loaded.suite.executor)
+    seen: set[str] = set()
+    for i, spec in enumerate(loaded.suite.loggers):
+        _check_component(loaded, registry, ("loggers", i), "loggers", spec)
+        if spec["name"] in seen:
+            raise loaded.fail(("loggers", i, "name"), f"logger {spec['name']!r} is listed "
+                                                      "twice; list each logger once")
+        seen.add(spec["name"])
+
+
+def _check_component(loaded: LoadedSuite, registry: Registry, loc: Loc, kind: str,
+                     spec: Any) -> None:
+    what = "an executor" if kind == "executors" else "a logger"
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise loaded.fail(loc, f"{what} is a mapping with 'name' (one of: "
+                               f"{', '.join(registry.names(kind))})")
+    params = {k: v for k, v in spec.items() if k != "name"}
+    try:
+        entry = registry.get(kind, spec["name"])
+        entry.params.model_validate(params)
+    except RegistryError as exc:
+        raise loaded.fail(loc + ("name",), str(exc)) from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise loaded.fail(loc + error_loc(err, params),
+                          describe_validation_error(err, entry.params)) from None
+
+
+def measured(cells: list[Cell]) -> dict[str, str]:
+    """Metric id -> metric name of what the cells measure (the first cell: all alike)."""
+    return {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values() for m in a["metrics"]}
+
+
+def check_result_key(loaded: LoadedSuite, registry: Registry, loc: Loc, key: str,
+                      specs: dict[str, str], scope: str, what: str) -> None:
+    """``key`` names a metric measured in ``specs`` and a field that metric declares."""
+    parsed = parse_metric_key(key)
+    mid, fld = parsed.metric, parsed.field
+    if parsed.series == TRAIN_LOSS_KEY:
+        return
+    if mid not in specs:
+        raise loaded.fail(loc, f"{what}: no metric with id {mid!r} in {scope}"
+                               f"{did_you_mean(mid, list(specs))}; ids: "
+                               f"{', '.join(specs) or 'none'} (and loss.train)")
+    entry = registry.get("metrics", specs[mid])
+    if entry.fields and entry.field_doc(fld) is None:
+        raise loaded.fail(loc, f"{what}: metric {specs[mid]!r} has no field "
+                               f"{fld!r}{did_you_mean(fld, list(entry.fields))}; fields: "
+                               f"{', '.join(entry.fields)}")
+
+
+def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
+                         profile: str) -> None:
+    """Every claim's metric is measured in the profile, with a field the metric declares."""
+    specs = measured(cells)
+    for i, claim in enumerate(loaded.suite.claims):
+        for j, part in enumerate(claim.parts):
+            loc = ("claims", i) + (("also", j - 1) if j else ()) + ("metric",)
+            check_result_key(loaded, registry, loc, part.metric, specs,
+                              f"profile {profile!r}", f"claim {claim.id!r}")
+
+
+def check_board_metrics(loaded: LoadedSuite, registry: Registry,
+                         cells: dict[str, list[Cell]]) -> None:
+    """Every leaderboard metric and plot is measured in some profile (a profile that does
+    not measure one shows it empty)."""
+    specs = {k: v for profile in cells.values() for k, v in measured(profile).items()}
+    board = loaded.suite.leaderboard
+    keys = [(("leaderboard", "metrics", i, "key"), m.key) for i, m in enumerate(board.metrics)]
+    keys += [(("leaderboard", "plots", i), p if isinstance(p, str) else p.key)
+             for i, p in enumerate(board.plots)]
+    for loc, key in keys:
+        check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
+
+
+def non_finite(value: Any, path: Loc = ()) -> Loc | None:
+    """Path of the first NaN or infinite float inside ``value`` (dicts and lists searched)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list | tuple) else []
+    for key, item in items:
+        found = non_finite(item, path + (key,))
+        if found is not None:
+            return found
+    return None
+
+
+def check_data(params: BaseModel, fail: Any) -> None:
+    """Cheap size checks of a dataset from its params alone, without building it (which may
+    mean reading CIFAR from disk): the batch fits in ``n_train`` when that is set, and a class
+    subset lies within ``num_classes`` when the dataset declares it."""
+    n_train, batch = getattr(params, "n_train", None), getattr(params, "batch_size", None)
+    if isinstance(n_train, int) and isinstance(batch, int) and batch > n_train:
+        raise fail(("data", "batch_size"), f"batch_size {batch} exceeds n_train {n_train}; "
+                                           "a batch is at most the training set")
+    classes, total = getattr(params, "classes", None), getattr(params, "num_classes", None)
+    if not isinstance(total, int) or classes is None:
+        return
+    if isinstance(classes, int) and not 1 <= classes <= total:
+        raise fail(("data", "classes"), f"classes {classes} is not between 1 and "
+                                        f"num_classes ({total})")
+    if isinstance(classes, list) and not all(0 <= c < total for c in classes):
+        raise fail(("data", "classes"), f"class ids {classes} are not all in 0..{total - 1}")

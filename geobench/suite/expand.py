@@ -1,0 +1,208 @@
+"""Suite -> every profile validated -> expanded, fully resolved ``Cell``s (grid x zip x
+seeds, exclusions, the cell limit, cell ids)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from typing import Any
+
+from geobench.contract.errors import did_you_mean
+from geobench.contract.registry import Registry
+from geobench.contract.spec import RunSpec
+from geobench.records import Cell
+from geobench.suite import checks
+from geobench.suite.load import LoadedSuite, Loc, format_loc
+from geobench.suite.merge import Accepts, View, accepts_of, deep_merge, get_dotted, profile_view
+from geobench.suite.resolve import Assignment, resolve_cell
+
+CELL_LIMIT = 10_000
+"""Most cells one profile may expand to, unless raised (``--cell-limit``)."""
+
+
+def _seed_list(seeds: int | list[int]) -> list[int]:
+    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+
+
+def cell_id(payload: dict[str, Any]) -> str:
+    """Stable id: sha256 of the canonical JSON (sorted keys, no whitespace), 16 hex digits."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+Axis = list[Assignment]
+
+
+def _axes(loaded: LoadedSuite, view: View, overrides: dict[str, Any]) -> list[Axis]:
+    """The profile's grid, zip groups and ``--set`` overrides as axes of the product; every
+    key is checked and varied by one axis only."""
+    suite, prof = loaded.suite, view.prof
+    grid = [(("grid", k), k, v) for k, v in suite.grid.items() if not (prof and k in prof.grid)]
+    grid += [(view.loc + ("grid", k), k, v) for k, v in (prof.grid.items() if prof else [])]
+    use_prof_zip = prof is not None and prof.zip is not None
+    zips = prof.zip if use_prof_zip else suite.zip
+    zloc: Loc = (view.loc + ("zip",)) if use_prof_zip else ("zip",)
+    axes: list[Axis] = []
+    varied: dict[str, Loc] = {}
+    for loc, key, values in grid:
+        checks.check_key(loaded, loc, key, suite.arms)
+        if not values:
+            raise loaded.fail(loc, "a grid axis needs at least one value")
+        axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
+        _check_once(loaded, varied, key, loc)
+    for g, group in enumerate(zips):
+        lengths = {len(v) for v in group.values()}
+        if not group or 0 in lengths:
+            raise loaded.fail(zloc + (g,), "a zip group needs at least one key, each with at "
+                                           "least one value")
+        if len(lengths) != 1:
+            raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths (got "
+                                           f"{', '.join(str(len(v)) for v in group.values())})")
+        for key in group:
+            checks.check_key(loaded, zloc + (g, key), key, suite.arms)
+            _check_once(loaded, varied, key, zloc + (g, key))
+        n = lengths.pop()
+        axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
+                     for i in range(n)])
+    for key, value in overrides.items():
+        checks.check_key(loaded, ("--set", key), key, suite.arms)
+        axes.append([[(key, value, ("--set", key))]])
+    return axes
+
+
+def _left_to_grid(view: View, axes: list[Axis]) -> Assignment:
+    """For checking a base and arms as written: the first value of each grid or zip key an
+    arm leaves unset (``optimizer: {name: sgd}`` with ``grid: {optimizer.lr: [...]}``), as
+    an assignment to that arm alone, so a value that is written is checked as written."""
+    out: Assignment = []
+    for arm, over in view.arms.items():
+        written = deep_merge(view.base, over)
+        for key, value, loc in (item for axis in axes for item in axis[0]):
+            head, _, rest = key.partition(".")
+            if head == "arms":
+                target, _, inner = rest.partition(".")
+                if target == arm and _unset(written, inner):
+                    out.append((key, value, loc))
+            elif _unset(written, key):
+                out.append((f"arms.{arm}.{key}", value, loc))
+    return out
+
+
+def _unset(doc: dict[str, Any], key: str) -> bool:
+    """The dotted ``key`` is absent from ``doc`` and no part of its path is written as
+    something other than a mapping (``optimizer: sgd`` is reported as written)."""
+    for part in key.split("."):
+        if not isinstance(doc, dict):
+            return False
+        if part not in doc:
+            return True
+        doc = doc[part]
+    return False
+
+
+def _check_once(loaded: LoadedSuite, varied: dict[str, Loc], key: str, loc: Loc) -> None:
+    """No key is varied twice, nor a key and a key inside it (``data`` and ``data.n_train``)."""
+    for other, where in varied.items():
+        if key == other or key.startswith(other + ".") or other.startswith(key + "."):
+            raise loaded.fail(loc, f"{key!r} is varied twice (also {format_loc(where)}); "
+                                   "vary each key in one grid axis or zip group")
+    varied[key] = loc
+
+
+def _check_count(loaded: LoadedSuite, view: View, axes: list[Axis], seeds: int,
+                 seeds_loc: Loc, limit: int) -> None:
+    """Refuse, before building any cell, a profile with more than ``limit`` cells (the
+    product of the axis lengths and the seeds: exclusions are not subtracted)."""
+    count = math.prod(len(axis) for axis in axes) * seeds
+    if count <= limit:
+        return
+    sizes = " x ".join([str(len(axis)) for axis in axes if len(axis) > 1] + [f"{seeds} seeds"])
+    loc = seeds_loc if seeds > limit else max(axes, key=len)[0][0][2][:-1]
+    raise loaded.fail(loc, f"profile {view.name!r} expands to {count} cells ({sizes}); the "
+                           f"limit is {limit} (raise it with --cell-limit N)")
+
+
+def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict[str, Any],
+            limit: int, accepts: Accepts) -> list[Cell]:
+    """The cells of one profile: axes checked and counted, then each grid point resolved
+    once and repeated for every trial seed."""
+    suite, prof = loaded.suite, view.prof
+    axes = _axes(loaded, view, overrides)
+    own_seeds = prof is not None and prof.seeds is not None
+    seeds = prof.seeds if own_seeds else suite.seeds
+    _check_count(loaded, view, axes, seeds if isinstance(seeds, int) else len(seeds),
+                 view.loc + ("seeds",) if own_seeds else ("seeds",), limit)
+    use_prof_exclude = prof is not None and prof.exclude is not None
+    exclude = prof.exclude if use_prof_exclude else suite.exclude
+    cells: list[Cell] = []
+    for combo in itertools.product(*axes):
+        assignment = [item for group in combo for item in group]
+        varied = {key: value for key, value, _ in assignment}
+        if any(all(varied.get(k, get_dotted(view.base, k)) == v for k, v in ex.items())
+               for ex in exclude):
+            continue
+        arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
+        for seed in _seed_list(seeds):
+            payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
+                       "arms": arms, "versions": versions}
+            cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,
+                              {**varied, "trial_seed": seed}, versions, specs))
+    if not cells:
+        raise loaded.fail(view.loc + ("exclude",) if use_prof_exclude else ("exclude",),
+                          f"every cell of profile {view.name!r} is excluded")
+    checks.check_claim_metrics(loaded, registry, cells, view.name)
+    return cells
+
+
+def validate_suite(loaded: LoadedSuite, registry: Registry,
+                   cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
+    """Check the whole suite before any cell runs and return every profile's cells.
+
+    Checked: the claims, exclude and leaderboard keys, the executor and the loggers; the
+    base and each arm as written (merged over the base), so a value that every cell
+    overrides is still checked (a base that leaves components to its profiles is checked
+    merged into each); each profile's base and arms as written; and the full expansion of
+    every profile (at most ``cell_limit`` cells each, counted before any is built).
+    """
+    suite = loaded.suite
+    checks.check_claims(loaded)
+    checks.check_structure(loaded)
+    checks.check_components(loaded, registry)
+    accepts = accepts_of(registry)
+    required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
+    if all(key in suite.base for key in required):  # else the profiles complete it
+        view = profile_view(loaded, "smoke", None, accepts)
+        resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
+                      accepts)
+    cells = {}
+    for name in dict.fromkeys(["smoke", *suite.profiles]):
+        view = profile_view(loaded, name, suite.profiles.get(name), accepts)
+        if view.prof is not None:
+            resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
+                          accepts)
+        cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts)
+    checks.check_board_metrics(loaded, registry, cells)
+    return cells
+
+
+def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
+           overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT) -> list[Cell]:
+    """All cells of the suite under ``profile``, validated and resolved; the whole suite
+    (every profile) is validated first (``validate_suite``).
+
+    ``overrides`` (dotted key -> value, the command line's ``--set``) apply to every cell
+    after the grid, as single-valued axes.
+    """
+    suite = loaded.suite
+    if profile not in suite.profiles and profile != "smoke":
+        names = list(suite.profiles)
+        raise loaded.fail(("profiles",), f"no profile {profile!r}{did_you_mean(profile, names)}; "
+                                         f"profiles: {', '.join(names) or 'none'}")
+    cells = validate_suite(loaded, registry, cell_limit)
+    if not overrides:
+        return cells[profile]
+    accepts = accepts_of(registry)
+    view = profile_view(loaded, profile, suite.profiles.get(profile), accepts)
+    return _expand(loaded, registry, view, overrides, cell_limit, accepts)

@@ -1,0 +1,156 @@
+"""One grid point resolved: every arm's spec merged, validated by its components' params
+models, typed for the engine, and errors traced back to where the file wrote the value."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+import geobench
+from geobench.contract.errors import describe_validation_error, error_loc
+from geobench.contract.registry import Registry, RegistryError
+from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec, Component, RunSpec
+from geobench.suite import checks
+from geobench.suite.load import LoadedSuite, Loc
+from geobench.suite.merge import Accepts, View, assign, merge_run
+from geobench.suite.yamlio import SuiteError
+
+METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
+
+
+Assignment = list[tuple[str, Any, Loc]]
+
+
+def _depth(doc: Any, path: tuple[str, ...]) -> int:
+    depth = 0
+    for part in path:
+        if not isinstance(doc, dict) or part not in doc:
+            break
+        doc, depth = doc[part], depth + 1
+    return depth
+
+
+@dataclass
+class _Source:
+    loc: Loc
+    doc: dict[str, Any]
+
+
+def _origin(path: tuple[Any, ...], assigned: list[tuple[str, Loc]], sources: list[_Source]) -> Loc:
+    """Where in the file the value at ``path`` (inside an arm spec) was written."""
+    dotted = ".".join(str(p) for p in path)
+    for key, loc in reversed(assigned):  # the last assignment is the one that holds
+        if dotted == key or dotted.startswith(key + ".") or key.startswith(dotted + "."):
+            return loc
+    best: tuple[int, Loc] = (-1, ("base",) + tuple(path))
+    for src in sources:  # highest priority first
+        depth = _depth(src.doc, tuple(str(p) for p in path))
+        if depth > best[0] and depth > 0:
+            best = (depth, src.loc + tuple(path[:depth]) + tuple(path[depth:]))
+        if depth == len(path):
+            break
+    return best[1]
+
+
+def _resolve_arm(
+    registry: Registry, spec: dict[str, Any], fail: Any
+) -> tuple[dict[str, Any], dict[str, str], ArmSpec]:
+    """Validate one arm's spec; return it with every component's defaults filled in (the
+    JSON record), the versions of the code it uses, and its typed form."""
+    bad = checks.non_finite(spec)
+    if bad is not None:  # before model_dump(mode="json"), which writes NaN and inf as null
+        raise fail(bad, "must be a finite number, not NaN or infinity")
+    try:
+        run = RunSpec.model_validate(spec)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise fail(error_loc(err, spec), describe_validation_error(err, RunSpec)) from None
+    resolved = run.model_dump(mode="json")
+    if not run.replicate:  # the record (and the cell id) names a replicate only when set
+        del resolved["replicate"]
+    versions: dict[str, str] = {}
+    items = [(key, COMPONENT_KINDS[key], (key,)) for key in COMPONENT_KINDS
+             if resolved.get(key) is not None]
+    items += [(None, "metrics", ("metrics", i)) for i in range(len(resolved["metrics"]))]
+    ids: dict[str, int] = {}
+    typed: dict[str, Any] = {"init": None, "metrics": []}
+    for key, kind, path in items:
+        comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
+        if not isinstance(comp, dict) or not isinstance(comp.get("name"), str):
+            raise fail(path, f"a component is a mapping with 'name' (a registered {kind[:-1]})")
+        named = {"name": comp["name"]}
+        if kind == "metrics":
+            named["id"] = _metric_id(comp, path, ids, fail)
+        given = {k: v for k, v in comp.items() if k not in named}
+        try:
+            entry = registry.get(kind, comp["name"])
+            params = entry.params.model_validate(given)
+        except RegistryError as exc:
+            raise fail(path + ("name",), str(exc)) from None
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise fail(path + error_loc(err, given),
+                       describe_validation_error(err, entry.params)) from None
+        bad = checks.non_finite(params.model_dump())
+        if bad is not None:
+            raise fail(path + bad, "must be a finite number, not NaN or infinity")
+        if kind == "datasets":
+            checks.check_data(params, fail)
+        full = {**named, **params.model_dump(mode="json")}
+        component = Component(comp["name"], params, named.get("id"))
+        if len(path) == 1:
+            resolved[path[0]] = full
+            typed[key] = component
+        else:
+            resolved["metrics"][path[1]] = full
+            typed["metrics"].append(component)
+        versions[entry.origin] = entry.version
+    typed["metrics"] = tuple(typed["metrics"])
+    return resolved, versions, ArmSpec(train=run.train, replicate=run.replicate, **typed)
+
+
+def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any) -> str:
+    """The metric instance's id (default: its name), unique within the arm."""
+    mid = comp.get("id", comp["name"])
+    if not isinstance(mid, str) or not METRIC_ID.fullmatch(mid):
+        raise fail(path + ("id",), f"metric id {mid!r}: ids match {METRIC_ID.pattern} "
+                                   "(letters, digits, '_')")
+    if mid in seen:
+        raise fail(path + ("id",), f"metric id {mid!r} is used twice (metrics[{seen[mid]}] "
+                                   "too); give each instance its own 'id'")
+    seen[mid] = path[1]
+    return mid
+
+
+def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment: Assignment,
+                  accepts: Accepts) -> tuple[dict[str, Any], dict[str, ArmSpec], dict[str, str]]:
+    """Every arm of one grid point: resolved records, typed specs and code versions."""
+    suite, prof = loaded.suite, view.prof
+    arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
+    for arm in view.arms:
+        spec = merge_run(view.base, view.arms[arm], accepts)
+        mine = f"arms.{arm}."
+        assigned = [(k.removeprefix(mine), v, loc) for k, v, loc in assignment
+                    if not k.startswith("arms.") or k.startswith(mine)]
+        for key, value, _ in assigned:
+            assign(spec, key, value, accepts)
+        sources = [_Source((view.loc + ("arms", arm)), prof.arms.get(arm, {}) if prof else {}),
+                   _Source(("arms", arm), suite.arms.get(arm, {})),
+                   _Source(view.loc + ("base",), prof.base if prof else {}),
+                   _Source(("base",), suite.base)]
+
+        def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
+            return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
+
+        arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
+        versions.update(used)
+    names = list(arms)
+    for arm in names[1:]:
+        for key in SHARED_ACROSS_ARMS:
+            if arms[arm][key] != arms[names[0]][key]:
+                raise loaded.fail(("arms", arm, key),
+                                  f"arms train in lockstep and must share '{key}'")
+    return arms, specs, versions

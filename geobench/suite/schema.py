@@ -1,0 +1,211 @@
+"""Pydantic models of a suite file: profiles, leaderboard, claims (docs/suites.md)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, StrictInt, field_validator, model_validator
+
+from geobench.contract.spec import ComponentSpec, Strict
+
+NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _path_name(name: str) -> str:
+    if not NAME.fullmatch(name) or name in (".", ".."):
+        raise ValueError(f"{name!r}: names used in file paths match {NAME.pattern} and are "
+                         "not '.' or '..'")
+    return name
+
+
+Name = Annotated[str, AfterValidator(_path_name)]
+"""A suite, profile or arm name: it becomes part of file names and result keys."""
+
+
+def _trial_seeds(seeds: int | list[int]) -> int | list[int]:
+    allowed = "a count N >= 1 (seeds 0..N-1) or a list of distinct integers >= 0"
+    if isinstance(seeds, int) and seeds < 1:
+        raise ValueError(f"{seeds} trial seeds: seeds is {allowed}")
+    if isinstance(seeds, list):
+        if not seeds or min(seeds) < 0:
+            raise ValueError(f"seeds {seeds}: seeds is {allowed}")
+        dup = next((s for s in seeds if seeds.count(s) > 1), None)
+        if dup is not None:
+            raise ValueError(f"trial seed {dup} appears twice; seeds is {allowed}")
+    return seeds
+
+
+Seeds = Annotated[StrictInt | list[StrictInt], AfterValidator(_trial_seeds)]
+"""Trial seeds: a count N (seeds 0..N-1) or a list of distinct non-negative integers."""
+
+
+Stat = Literal["last", "first", "min", "max", "mean"]
+"""Reductions of a run's series (``geobench.report.values.series_stat``)."""
+
+
+
+class Profile(Strict):
+    base: dict[str, Any] = Field(default_factory=dict)
+    arms: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    zip: list[dict[str, list[Any]]] | None = None
+    exclude: list[dict[str, Any]] | None = None
+    seeds: Seeds | None = None
+
+
+class LeaderboardMetric(Strict):
+    key: str = Field(description="<metric>.<field>, or <arm>/<metric>.<field>")
+    label: str | None = None
+    stat: Stat = "last"
+    agg: Literal["mean", "median"] = "mean"
+    fmt: str = ".4g"
+    nan: str | None = Field(None, description="what a NaN value means here, e.g. 'vacuous': "
+                            "the cell counts and shows it instead of leaving it out")
+
+
+class PlotSpec(Strict):
+    key: str = Field(description="series to plot: <metric>.<field>")
+    logy: bool = Field(False, description="logarithmic y axis")
+    where: dict[str, Any] = Field(default_factory=dict,
+                                  description="plot only cells with these config values")
+
+
+class LeaderboardSpec(Strict):
+    rows: list[str] | None = None
+    columns: str | None = None
+    metrics: list[LeaderboardMetric] = Field(default_factory=list)
+    plots: list[str | PlotSpec] = Field(default_factory=list)
+
+
+class Compare(Strict):
+    """The paired form: ``{key, a, b}`` pairs cells that differ only in ``key`` (a grid
+    key); ``{arm: [a, b]}`` pairs two arms of the same cell; ``{stat: [a, b]}`` pairs two
+    reductions of the same series (``[last, first]``: the change over the run)."""
+
+    key: str | None = Field(None, description="the grid key whose values a and b are compared")
+    a: Any = None
+    b: Any = None
+    arm: list[str] | None = Field(None, min_length=2, max_length=2,
+                                  description="two arms of the same cell: [a, b]")
+    stat: list[Stat] | None = Field(None, min_length=2, max_length=2,
+                                    description="two reductions of the same series: [a, b]")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Compare:
+        if sum(x is not None for x in (self.key, self.arm, self.stat)) != 1:
+            raise ValueError("give one of 'key' with 'a' and 'b', 'arm: [a, b]' or "
+                             "'stat: [a, b]'")
+        if self.key is not None and (self.a is None or self.b is None):
+            raise ValueError("'key' needs both 'a' and 'b'")
+        if self.stat is not None and self.stat[0] == self.stat[1]:
+            raise ValueError("'stat: [a, b]' needs two different reductions")
+        return self
+
+
+class Condition(Strict):
+    """What a claim tests about one metric: paired (``compare`` and ``'a < b'``) or one-sample
+    (``'< c'``).  A claim is one; its ``also`` entries are more, tested on its cells."""
+
+    metric: str = Field(description="<metric>.<field> or <arm>/<metric>.<field>")
+    stat: Stat = "last"
+    compare: Compare | None = None
+    expect: str = Field(pattern=r"^\s*(a\s*[<>]\s*b|[<>]\s*[-+0-9.eE]+)\s*$",
+                        description="'a < b' or 'a > b' (paired), '< c' or '> c' (one-sample)")
+    scale: Literal["linear", "log"] = "linear"
+    margin: float = Field(0.0, ge=0.0, allow_inf_nan=False,
+                          description="the effect must clear this margin")
+    where: dict[str, Any] | list[dict[str, Any]] | None = Field(
+        None, description="the cells of this part (default: the claim's)")
+
+    @model_validator(mode="after")
+    def _form(self) -> Condition:
+        paired = "a" in self.expect
+        if paired and self.compare is None:
+            raise ValueError(f"expect {self.expect!r} compares a and b: give 'compare'")
+        if not paired and self.compare is not None:
+            raise ValueError(f"expect {self.expect!r} is one-sample: leave out 'compare' "
+                             "or write 'a < b' / 'a > b'")
+        if self.compare is not None and self.compare.stat is not None \
+                and "stat" in self.model_fields_set:
+            raise ValueError("'compare: {stat: [a, b]}' names the reductions: leave out 'stat'")
+        if not paired and self.scale == "log" and self.threshold <= 0:
+            raise ValueError("scale: log needs a positive threshold c")
+        return self
+
+    @property
+    def expects_greater(self) -> bool:
+        return ">" in self.expect
+
+    @property
+    def threshold(self) -> float:
+        """c of a one-sample test (0 for a paired one)."""
+        text = self.expect.strip()
+        return 0.0 if "a" in text else float(text[1:])
+
+
+class Claim(Condition):
+    """A paper's claim tested on a suite's cells (docs/claims.md)."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
+    statement: str
+    where: dict[str, Any] | list[dict[str, Any]] = Field(
+        default_factory=dict, description="config values the cells must have (arm: A); a "
+        "list value means any of them; a list of such maps means any of the maps")
+    ci: Literal["t", "bootstrap"] = Field("t", description="95% interval: Student-t or "
+                                                           "bootstrap percentile")
+    also: list[Condition] = Field(
+        default_factory=list, description="further tests, each paired or one-sample, on the "
+        "claim's cells or their own 'where'; the claim holds when every part holds")
+
+    @property
+    def parts(self) -> list[Claim]:
+        """The claim and each ``also`` condition as claims (a condition without ``where``
+        tests the claim's cells)."""
+        tested = [{k: getattr(c, k) for k in Condition.model_fields
+                   if not (k == "where" and c.where is None)} for c in self.also]
+        return [self.model_copy(update={"also": []})] + [
+            self.model_copy(update={**t, "also": []}) for t in tested]
+
+    @property
+    def alternatives(self) -> list[dict[str, Any]]:
+        """``where`` as a list of alternative filters (a single map is one alternative)."""
+        return self.where if isinstance(self.where, list) else [self.where]
+
+
+class Suite(Strict):
+    name: Name
+    description: str = ""
+    base: dict[str, Any]
+    arms: dict[Name, dict[str, Any]] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    zip: list[dict[str, list[Any]]] = Field(default_factory=list)
+    exclude: list[dict[str, Any]] = Field(default_factory=list)
+    seeds: Seeds = 1
+    profiles: dict[Name, Profile] = Field(default_factory=dict)
+    leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
+    claims: list[Claim] = Field(default_factory=list)
+    executor: ComponentSpec | None = Field(
+        None, description="default executor of the suite, e.g. {name: ray, num_gpus: 1}")
+    loggers: list[ComponentSpec] = Field(
+        default_factory=list, description="experiment trackers every run of the suite feeds, "
+        "e.g. [tensorboard] or [{name: wandb, project: my-project}]")
+
+    @field_validator("loggers", mode="before")
+    @classmethod
+    def _logger_names(cls, value: Any) -> Any:
+        """A bare name stands for ``{name: <name>}``."""
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _arms(self) -> Suite:
+        if len(self.arms) == 1:
+            raise ValueError("'arms' needs two or more arms (leave it out for a single arm)")
+        ids = [c.id for c in self.claims]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise ValueError(f"claim id {dup!r} appears twice; claim ids are unique")
+        return self
