@@ -12,7 +12,7 @@ backbones      ``nn.Module`` with ``feature_dim`` (and ``homogeneity_degree`` if
 heads          ``nn.Module`` with ``out_dim``; input dim is ``ctx.feature_dim``
 objectives     ``Objective`` (an ``nn.Module``; may own parameters: predictor, classifier)
 optimizers     ``torch.optim.Optimizer`` over ``ctx.model`` (the whole ``Arm``)
-mirror_maps    a mirror map object (see ``geobench_mirror.maps``)
+mirror_maps    ``MirrorMap``: a separable potential R and its conjugate Q = R*
 metrics        ``Metric``
 executors      ``Executor``
 inits          ``Init``: ``init(arm, data)`` modifies the freshly built arm in place
@@ -26,12 +26,22 @@ import abc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 from torch import Tensor, nn
 
-from geobench.contract.params import DataParams, Direction, FieldDoc, MetricParams, Params
+from geobench.contract.params import (
+    DataParams,
+    Direction,
+    FieldDoc,
+    MetricParams,
+    Nested,
+    Params,
+)
+
+if TYPE_CHECKING:
+    from geobench.contract.registry import Registry
 
 
 @dataclass
@@ -132,6 +142,8 @@ class BuildContext:
     ``data`` for a dataset, ``init/<component>`` for a model part, ``metric/<id>`` for a
     metric; ``trial_seed`` is the cell's trial seed, from which every stream derives.
     ``spec`` is the arm's resolved run spec as recorded (JSON, every default filled in).
+    ``registry`` is the registry the run builds from: a factory builds the components its
+    ``Nested`` params name through it (``ctx.registry.build(kind, spec, ctx)``).
     """
 
     seed: int
@@ -142,6 +154,7 @@ class BuildContext:
     embed_dim: int | None = None
     model: nn.Module | None = None
     spec: dict[str, Any] = field(default_factory=dict)
+    registry: Registry | None = None
 
 
 @dataclass
@@ -154,7 +167,8 @@ class MetricContext:
     ``views`` are the step's inputs of ``arm`` (an arm with ``replicate > 0`` has its own).
     ``history`` holds this arm's earlier values of this metric: field -> [(step, value)].
     ``lrs`` are the learning rates of the steps so far; ``optimizer`` is the arm's optimizer
-    (its param groups carry the mirror maps of ``mirror_descent``).
+    (its param groups carry the mirror maps of ``mirror_descent``); ``registry`` the
+    registry the arm was built from.
     ``seed`` is the metric instance's own stream (the same at every step: fixed sample
     sets), ``generator`` its stream at this step (fresh draws); both are the same for every
     arm, so arms are measured on the same draws.
@@ -176,6 +190,7 @@ class MetricContext:
     history: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     lrs: list[float] = field(default_factory=list)
     optimizer: torch.optim.Optimizer | None = None
+    registry: Registry | None = None
 
 
 @dataclass
@@ -266,9 +281,67 @@ class Logger(abc.ABC):
         ``start`` or ``log`` raised."""
 
 
+class MirrorMap(abc.ABC):
+    """A separable, strictly convex potential R and its convex conjugate Q = R*.
+
+    The four functions act elementwise on a tensor of parameters (sums over elements are
+    the caller's); ``grad_Q`` inverts ``grad_R``, so mirror descent reads
+    ``θ⁺ = grad_Q(grad_R(θ) − η g)``.  ``alpha`` is the degree of the horizon function
+    φ_α(θ) = lim_{η→0} η (α Σ Q(∇R(θ/η)))^{1/α} and ``horizon`` its closed form where
+    known (metrics take the limit numerically without it).  A plugin registers a subclass
+    under the ``mirror_maps`` kind; ``mirror_descent`` (paper P2's plugin) builds it by name.
+    """
+
+    name: ClassVar[str] = "mirror_map"
+    alpha: float | None = None
+
+    @abc.abstractmethod
+    def R(self, theta: Tensor) -> Tensor:
+        """Potential R(θ), elementwise."""
+
+    @abc.abstractmethod
+    def grad_R(self, theta: Tensor) -> Tensor:
+        """∇R(θ): primal -> dual, elementwise."""
+
+    @abc.abstractmethod
+    def grad_Q(self, u: Tensor) -> Tensor:
+        """∇Q(u) = (∇R)^{-1}(u): dual -> primal, elementwise."""
+
+    @abc.abstractmethod
+    def Q(self, u: Tensor) -> Tensor:
+        """Convex conjugate Q(u) = sup_θ θu − R(θ), elementwise."""
+
+    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
+        """Write ∇Q(u) into ``out`` (same shape, dtype and device, not overlapping u).
+
+        ``MirrorDescent`` calls it on chunks of its dual buffer with ``out`` the parameters'
+        memory.  The default copies ``grad_Q(u)``; the built-in maps override it with the
+        same arithmetic done in place (at most one temporary the size of u).
+        """
+        return out.copy_(self.grad_Q(u))
+
+    def horizon(self, theta: Tensor) -> Tensor:
+        """Closed-form horizon φ_α(θ) of the whole tensor (a scalar)."""
+        raise NotImplementedError(f"mirror map {self!r} has no closed-form horizon")
+
+    def _params(self) -> dict[str, float]:
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{self.name}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and repr(other) == repr(self)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
 Factory = Callable[[Any, BuildContext], Any]
 
 
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
            "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger", "Metric",
-           "MetricContext", "MetricParams", "Objective", "Params", "StepEvent"]
+           "MetricContext", "MetricParams", "MirrorMap", "Nested", "Objective", "Params",
+           "StepEvent"]

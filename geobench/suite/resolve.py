@@ -3,14 +3,16 @@ models, typed for the engine, and errors traced back to where the file wrote the
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 import geobench
 from geobench.contract.errors import describe_validation_error, error_loc
+from geobench.contract.params import nested_kinds, nested_specs
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec, Component, RunSpec
 from geobench.suite import checks
@@ -85,18 +87,7 @@ def _resolve_arm(
         if kind == "metrics":
             named["id"] = _metric_id(comp, path, ids, fail)
         given = {k: v for k, v in comp.items() if k not in named}
-        try:
-            entry = registry.get(kind, comp["name"])
-            params = entry.params.model_validate(given)
-        except RegistryError as exc:
-            raise fail(path + ("name",), str(exc)) from None
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise fail(path + error_loc(err, given),
-                       describe_validation_error(err, entry.params)) from None
-        bad = checks.non_finite(params.model_dump())
-        if bad is not None:
-            raise fail(path + bad, "must be a finite number, not NaN or infinity")
+        params = _component(registry, kind, comp["name"], given, path, fail, versions)
         if kind == "datasets":
             checks.check_data(params, fail)
         full = {**named, **params.model_dump(mode="json")}
@@ -107,9 +98,45 @@ def _resolve_arm(
         else:
             resolved["metrics"][path[1]] = full
             typed["metrics"].append(component)
-        versions[entry.origin] = entry.version
     typed["metrics"] = tuple(typed["metrics"])
     return resolved, versions, ArmSpec(train=run.train, replicate=run.replicate, **typed)
+
+
+def _component(registry: Registry, kind: str, name: str, given: dict[str, Any], path: Loc,
+               fail: Any, versions: dict[str, str]) -> BaseModel:
+    """The params of component ``name`` of ``kind`` validated by its model, with the specs of
+    its ``Nested`` fields validated in turn and their defaults filled in; adds the version
+    of every plugin involved to ``versions``."""
+    try:
+        entry = registry.get(kind, name)
+        params = entry.params.model_validate(given)
+    except RegistryError as exc:
+        raise fail(path + ("name",), str(exc)) from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise fail(path + error_loc(err, given),
+                   describe_validation_error(err, entry.params)) from None
+    bad = checks.non_finite(params.model_dump())
+    if bad is not None:
+        raise fail(path + bad, "must be a finite number, not NaN or infinity")
+    versions[entry.origin] = entry.version
+    filled = {}
+    for field, inner_kind in nested_kinds(entry.params).items():
+        value = copy.deepcopy(getattr(params, field))
+        for loc, spec in nested_specs(value):
+            at = path + (field, *loc)
+            if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+                raise fail(at, f"a nested component is a mapping with 'name' (a registered "
+                               f"{inner_kind[:-1]})")
+            inner = _component(registry, inner_kind, spec["name"],
+                               {k: v for k, v in spec.items() if k != "name"}, at, fail, versions)
+            full = {"name": spec["name"], **inner.model_dump(mode="json")}
+            if loc:
+                value[loc[0]] = full
+            else:
+                value = full
+        filled[field] = value
+    return params.model_copy(update=filled) if filled else params
 
 
 def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any) -> str:

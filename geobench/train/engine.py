@@ -21,13 +21,23 @@ import traceback
 import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-from geobench.contract.api import Arm, Batch, BuildContext, Data, Metric, MetricContext, StepEvent
+from geobench.contract.api import (
+    Arm,
+    Augmentation,
+    Batch,
+    BuildContext,
+    Data,
+    Metric,
+    MetricContext,
+    StepEvent,
+)
 from geobench.contract.plugins import describe_failure
 from geobench.contract.plugins import registry as default_registry
 from geobench.contract.registry import Registry
@@ -123,7 +133,8 @@ class _ArmRun:
             with global_rng(ctx.seed):
                 return reg.create(kind, comp, ctx)
 
-        ctx = BuildContext(seed=0, device=device, data=data, spec=record, trial_seed=trial_seed)
+        ctx = BuildContext(seed=0, device=device, data=data, spec=record, trial_seed=trial_seed,
+                           registry=reg)
         backbone = build("backbones", "backbone", spec.backbone, ctx)
         ctx.feature_dim = backbone.feature_dim
         head = build("heads", "head", spec.head, ctx)
@@ -222,20 +233,19 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     data_seed = stream_seed(trial, DATA)
     with global_rng(data_seed):
         data = reg.create("datasets", spec.data, BuildContext(
-            data_seed, torch.device("cpu"), spec=first, trial_seed=trial)).to(device)
+            data_seed, torch.device("cpu"), spec=first, trial_seed=trial, registry=reg)).to(device)
     augment = reg.create("augmentations", spec.augment, BuildContext(
-        stream_seed(trial, "augment"), device, data, spec=first, trial_seed=trial))
+        stream_seed(trial, "augment"), device, data, spec=first, trial_seed=trial, registry=reg))
     total = total_steps(spec.train, data)
     runs = [_ArmRun(name, cell.arms[name], arm_spec, reg, trial, device, data, total)
             for name, arm_spec in cell.specs.items()]
     _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
     channels_last = spec.train.channels_last
-    history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = {}
+    loop = _Loop(runs, data, augment, trial, total, reg, result, progress,
+                 DivergenceGuard(spec.train.max_loss_ratio), log_every=max(1, total // 200))
     pending: list[torch.Tensor] = []
-    log_every = max(1, total // 200)
     digest = []
-    guard = DivergenceGuard(spec.train.max_loss_ratio)
     replicates = sorted({r.replicate for r in runs})
     orders = [batches(data, stream_seed(trial, replicate_stream(ORDER, k)), total + 1)
               for k in replicates]
@@ -253,7 +263,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
                          else v for v in views]
             inputs[k] = (batch, views)
         digest.append(batch_hash(step_batches[0]))
-        _run_metrics(runs, step, total, data, inputs, augment, trial, history, result)
+        _run_metrics(loop, step, inputs)
         if step == total:
             break
         losses = []
@@ -262,8 +272,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
                 losses.append(r.step(*inputs[r.replicate], step, total))
         pending.append(torch.stack(losses))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
-            if _flush_losses(runs, pending, step + 1, log_every, result, progress, total,
-                             guard):
+            if _flush_losses(loop, pending, step + 1):
                 return
             pending = []
             if logs is not None:
@@ -325,9 +334,29 @@ class DivergenceGuard:
         return None
 
 
-def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard) -> bool:
-    """Record the losses of the last steps; return True (and mark the cell diverged) if
-    the guard finds a step that diverged."""
+@dataclass
+class _Loop:
+    """What the training loop's helpers share: the cell's arms, data and views, its length,
+    the divergence guard, the metrics' history and the result being filled."""
+
+    runs: list[_ArmRun]
+    data: Data
+    augment: Augmentation
+    trial: int
+    total: int
+    registry: Registry
+    result: CellResult
+    progress: Progress | None
+    guard: DivergenceGuard
+    log_every: int
+    history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = field(
+        default_factory=dict)
+
+
+def _flush_losses(loop: _Loop, pending: list[torch.Tensor], upto: int) -> bool:
+    """Record the losses of the steps before ``upto``; return True (and mark the cell
+    diverged) if the guard finds a step that diverged."""
+    runs, result, guard, total = loop.runs, loop.result, loop.guard, loop.total
     losses = torch.stack(pending).cpu()
     start = upto - len(pending)
     problem, bad = None, upto  # bad: the first step whose weights diverged
@@ -338,7 +367,7 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard
             if problem is not None:
                 bad = step
                 break
-            if step % log_every == 0 or step == total - 1:
+            if step % loop.log_every == 0 or step == total - 1:
                 result.series.append((run.name, TRAIN_LOSS_KEY, step, value))
         if problem is not None:
             break
@@ -350,18 +379,18 @@ def _flush_losses(runs, pending, upto, log_every, result, progress, total, guard
         result.series = [row for row in result.series if row[2] < bad]  # none measured after
         result.finals = finals_of(result.series)
         return True
-    if progress is not None:
-        progress(upto, total, float(losses[-1].mean()))
+    if loop.progress is not None:
+        loop.progress(upto, total, float(losses[-1].mean()))
     return False
 
 
-def _run_metrics(runs, step, total, data, inputs: Inputs, augment, trial, history, result
-                 ) -> None:
+def _run_metrics(loop: _Loop, step: int, inputs: Inputs) -> None:
     """Evaluate the metrics due at ``step``; each instance draws from its own stream
     ``metric/<id>/<step>`` (the same for every arm), and training's RNG is left as it was.
     Every metric sees the suite's first arm as ``reference`` (a cross-arm metric compares
     against it; a per-arm metric may relate to it) and the batch and views of its arm's
     replicate."""
+    runs, trial = loop.runs, loop.trial
     due = [(run, mid, metric) for run in runs for mid, metric, steps in run.metrics
            if step in steps]
     reference = runs[0]
@@ -372,15 +401,15 @@ def _run_metrics(runs, step, total, data, inputs: Inputs, augment, trial, histor
         seed = stream_seed(trial, metric_stream(mid, step))
         for arm_run, ref in pairs:
             label = cross_arm(reference.name, arm_run.name) if ref is not None else arm_run.name
-            hist = history.setdefault((label, mid), {})
+            hist = loop.history.setdefault((label, mid), {})
             batch, views = inputs[arm_run.replicate]
             ctx = MetricContext(
-                step=step, total_steps=total, arm_name=arm_run.name, arm=arm_run.arm, data=data,
-                batch=batch, views=views, augmentation=augment,
+                step=step, total_steps=loop.total, arm_name=arm_run.name, arm=arm_run.arm,
+                data=loop.data, batch=batch, views=views, augmentation=loop.augment,
                 generator=torch.Generator().manual_seed(seed), spec=arm_run.record,
                 seed=stream_seed(trial, metric_stream(mid)), reference_name=reference.name,
                 reference=reference.arm, history=hist, lrs=list(arm_run.lrs),
-                optimizer=arm_run.optimizer)
+                optimizer=arm_run.optimizer, registry=loop.registry)
             modes = [(m, m.training) for m in (arm_run.arm, reference.arm)]
             for module, _ in modes:
                 module.eval()
@@ -393,5 +422,5 @@ def _run_metrics(runs, step, total, data, inputs: Inputs, augment, trial, histor
             for fld, value in values.items():
                 value = float(value)
                 hist.setdefault(fld, []).append((step, value))
-                result.series.append((label, f"{mid}.{fld}", step, value))
+                loop.result.series.append((label, f"{mid}.{fld}", step, value))
 

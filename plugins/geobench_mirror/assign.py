@@ -1,26 +1,27 @@
 """Which mirror map each parameter gets: one map for all, or fnmatch patterns on names.
 
-Maps are built through the process-wide registry (kind ``mirror_maps``), so a map that
-another package registers is usable by name.  Patterns are matched with
-``fnmatch.fnmatchcase`` against the full parameter name as ``named_parameters`` of the
-optimized module gives it (for an arm: ``backbone.layers.0.weight``; ``*`` also matches
-dots); the first matching pattern, in the order written, wins.  A pattern other than
+``mirror_map`` and ``maps`` are nested components (kind ``mirror_maps``): the suite
+validates them like any component and the optimizer builds them through the run's
+registry (``ctx.registry``), so a map that another package registers is usable by name.
+Patterns are matched with ``fnmatch.fnmatchcase`` against the full parameter name as
+``named_parameters`` of the optimized module gives it (for an arm:
+``backbone.layers.0.weight``; ``*`` also matches dots); the first matching pattern, in the
+order written, wins.  A pattern other than
 the catch-all ``*`` that matches no parameter is an error (most likely a misspelt name).
 """
 
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 from pydantic import Field, model_validator
 from torch import Tensor, nn
 
-from geobench import plugins
-from geobench.api import BuildContext, Params
+from geobench.api import BuildContext, MirrorMap, Nested, Params
 from geobench.components.optimizers import trainable
-from geobench_mirror.maps import MirrorMap
+from geobench.contract.registry import Registry
 
 
 class MirrorDescentParams(Params):
@@ -30,11 +31,11 @@ class MirrorDescentParams(Params):
     weight_decay: float = Field(0.0, ge=0, description="adds wd·θ to the gradient")
     compile: bool = Field(False, description="fuse each tensor's update with torch.compile "
                                              "(compiles at the first step)")
-    mirror_map: dict[str, Any] | None = Field(
+    mirror_map: Annotated[dict[str, Any] | None, Nested("mirror_maps")] = Field(
         None, description="one map for every parameter, {name: ..., **params} "
         "(default: euclidean)"
     )
-    maps: dict[str, dict[str, Any]] | None = Field(
+    maps: Annotated[dict[str, dict[str, Any]] | None, Nested("mirror_maps")] = Field(
         None, description="{fnmatch pattern on parameter name: map spec}; first match wins"
     )
 
@@ -51,8 +52,10 @@ class MirrorDescentParams(Params):
 
 
 def build_map(spec: dict[str, Any], ctx: BuildContext) -> MirrorMap:
-    """Build one mirror map ``{name: ..., **params}`` through the registry."""
-    return plugins.registry().build("mirror_maps", spec, ctx)
+    """Build one mirror map ``{name: ..., **params}`` through the run's registry."""
+    if ctx.registry is None:
+        raise ValueError("building a mirror map needs ctx.registry (the run's registry)")
+    return ctx.registry.build("mirror_maps", spec, ctx)
 
 
 def assign_maps(
@@ -82,7 +85,8 @@ def assign_maps(
 
 
 def optimizer_maps(
-    model: nn.Module, optimizer_spec: dict[str, Any], device: torch.device | None = None
+    model: nn.Module, optimizer_spec: dict[str, Any], registry: Registry,
+    device: torch.device | None = None,
 ) -> list[tuple[str, Tensor, MirrorMap]]:
     """The map of every trainable parameter under the optimizer ``optimizer_spec``.
 
@@ -91,7 +95,7 @@ def optimizer_maps(
     """
     named = trainable(model)
     spec = dict(optimizer_spec)
-    ctx = BuildContext(seed=0, device=device or torch.device("cpu"))
+    ctx = BuildContext(seed=0, device=device or torch.device("cpu"), registry=registry)
     if spec.pop("name", None) != "mirror_descent":
         return assign_maps(named, MirrorDescentParams(lr=1.0), ctx)  # maps ignore lr
     return assign_maps(named, MirrorDescentParams.model_validate(spec), ctx)

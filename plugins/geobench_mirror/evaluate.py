@@ -62,7 +62,9 @@ def arm_maps(ctx: MetricContext) -> list[tuple[str, Tensor, MirrorMap]]:
     optimizer). A context built outside the engine (no optimizer) resolves the spec's."""
     if ctx.optimizer is None:
         spec: dict[str, Any] = ctx.spec.get("optimizer") or {"name": "sgd"}
-        return optimizer_maps(ctx.arm, spec, device_of(ctx.arm))
+        if ctx.registry is None:
+            raise ValueError("a context without an optimizer needs ctx.registry to build maps")
+        return optimizer_maps(ctx.arm, spec, ctx.registry, device_of(ctx.arm))
     of_param = {id(p): group.get("mirror_map") for group in ctx.optimizer.param_groups
                 for p in group["params"]}
     euclidean = maps.euclidean()

@@ -1,76 +1,26 @@
-"""Separable mirror maps: potential R, its gradient, the conjugate Q = R* and its gradient.
+"""The built-in separable mirror maps (Euclidean, hypentropy, p-norm, shifted p-norm).
 
-A mirror map acts elementwise on a tensor of parameters; sums over elements are taken by
-the caller.  ``grad_Q`` is the inverse of ``grad_R``, so mirror descent reads
-``θ⁺ = grad_Q(grad_R(θ) − η g)``.  ``alpha`` is the degree of the horizon function
-φ_α(θ) = lim_{η→0} η (α Σ Q(∇R(θ/η)))^{1/α} and ``horizon`` its closed form, where known.
-
-A new map needs only the four elementwise functions; ``alpha`` and ``horizon`` are
-optional (without ``horizon`` the metrics take the η → 0 limit numerically), and so is
-``grad_Q_into``, the in-place ∇Q the optimizer calls (by default a copy of ``grad_Q``).  See
-docs/mirror_flow.md for a complete third-party map registered from its own package.
+Each subclasses ``geobench.api.MirrorMap`` (re-exported here): the four elementwise
+functions R, ∇R, Q, ∇Q, the horizon degree ``alpha`` and, where known, the closed-form
+``horizon``; the built-in maps also override ``grad_Q_into``, the in-place ∇Q the optimizer
+calls.  A third-party map subclasses ``geobench.api.MirrorMap`` in its own package, without
+importing this module (docs/mirror_flow.md).
 """
 
 from __future__ import annotations
 
-import abc
 import math
-from typing import ClassVar
 
 import torch
 from torch import Tensor
 
+from geobench.api import MirrorMap
+
+__all__ = ["Euclidean", "Hypentropy", "MirrorMap", "PNorm", "ShiftedPNorm", "euclidean",
+           "hypentropy", "pnorm", "shifted_pnorm"]
+
 _BIG = 20.0  # above |u| = 20, sinh(u) and cosh(u) equal e^{|u|}/2 to float64 precision
 _SERIES = 1e-3  # below x = 1e-3, (1+x)^a - 1 - a x is summed as a binomial series
-
-
-class MirrorMap(abc.ABC):
-    """A separable, strictly convex potential R and its convex conjugate Q = R*."""
-
-    name: ClassVar[str] = "mirror_map"
-    alpha: float | None = None
-
-    @abc.abstractmethod
-    def R(self, theta: Tensor) -> Tensor:
-        """Potential R(θ), elementwise."""
-
-    @abc.abstractmethod
-    def grad_R(self, theta: Tensor) -> Tensor:
-        """∇R(θ): primal -> dual, elementwise."""
-
-    @abc.abstractmethod
-    def grad_Q(self, u: Tensor) -> Tensor:
-        """∇Q(u) = (∇R)^{-1}(u): dual -> primal, elementwise."""
-
-    @abc.abstractmethod
-    def Q(self, u: Tensor) -> Tensor:
-        """Convex conjugate Q(u) = sup_θ θu − R(θ), elementwise."""
-
-    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
-        """Write ∇Q(u) into ``out`` (same shape, dtype and device, not overlapping u).
-
-        ``MirrorDescent`` calls it on chunks of its dual buffer with ``out`` the parameters'
-        memory.  The default copies ``grad_Q(u)``; the built-in maps override it with the
-        same arithmetic done in place (at most one temporary the size of u).
-        """
-        return out.copy_(self.grad_Q(u))
-
-    def horizon(self, theta: Tensor) -> Tensor:
-        """Closed-form horizon φ_α(θ) of the whole tensor (a scalar)."""
-        raise NotImplementedError(f"mirror map {self!r} has no closed-form horizon")
-
-    def _params(self) -> dict[str, float]:
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
-        return f"{self.name}({args})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and repr(other) == repr(self)
-
-    def __hash__(self) -> int:
-        return hash(repr(self))
 
 
 class Euclidean(MirrorMap):

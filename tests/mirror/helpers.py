@@ -10,6 +10,7 @@ from geobench_mirror.objectives import Logistic
 from torch import Tensor, nn
 
 from geobench.contract.api import Arm, Batch, Data, MetricContext
+from geobench.contract.plugins import registry
 
 
 class BiasFreeMLP(nn.Module):
@@ -60,6 +61,7 @@ def context(arm: Arm, data: Data, optimizer: dict[str, Any], step: int = 0,
         step=step, total_steps=100, arm_name="main", arm=arm, data=data, batch=batch,
         views=[], augmentation=lambda x, i, g, view=0: x, generator=torch.Generator(),
         spec={"optimizer": optimizer}, history=history if history is not None else {},
+        registry=registry(),
     )
 
 

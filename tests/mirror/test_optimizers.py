@@ -9,16 +9,16 @@ from geobench_mirror import MirrorDescent, maps
 from geobench_mirror.assign import optimizer_maps
 from torch import nn
 
-import geobench.contract.plugins
 from geobench.components.lars import LARS
 from geobench.contract.api import BuildContext, Params
 from geobench.contract.hookspecs import hookimpl
-from geobench.contract.plugins import load_registry
+from geobench.contract.plugins import load_registry, registry
 from tests.mirror.helpers import Cubic
 
 
-def ctx_for(module: nn.Module) -> BuildContext:
-    return BuildContext(seed=0, device=torch.device("cpu"), model=module)
+def ctx_for(module: nn.Module, reg=None) -> BuildContext:
+    return BuildContext(seed=0, device=torch.device("cpu"), model=module,
+                        registry=reg or registry())
 
 
 def test_registered_optimizers_build_over_trainable_parameters():
@@ -52,7 +52,7 @@ def test_per_pattern_maps_first_match_wins():
             "maps": {"0.*": {"name": "hypentropy", "lam": 0.5}, "*.weight": {"name": "pnorm"},
                      "*": {"name": "euclidean"}}}
     opt = reg.build("optimizers", spec, ctx_for(net))
-    assigned = {name: m for name, _, m in optimizer_maps(net, spec)}
+    assigned = {name: m for name, _, m in optimizer_maps(net, spec, reg)}
     assert assigned == {"0.weight": maps.hypentropy(0.5), "1.weight": maps.pnorm(3.0)}
     groups = {repr(g["mirror_map"]): g["params"] for g in opt.param_groups}
     assert groups["hypentropy(lam=0.5)"][0] is net[0].weight
@@ -89,13 +89,12 @@ class ThirdParty:
                  doc="R = |θ|³/3 + θ²/2")
 
 
-def test_a_third_party_map_works_by_name(monkeypatch):
-    reg = load_registry(extra_plugins=(ThirdParty,))
-    monkeypatch.setattr(geobench.plugins, "registry", lambda: reg)
+def test_a_third_party_map_works_by_name():
+    reg = load_registry(extra_plugins=(ThirdParty,))  # reaches the optimizer through ctx
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(3, 2, bias=False)).double()
     opt = reg.build("optimizers", {"name": "mirror_descent", "lr": 0.1,
-                                   "maps": {"*": {"name": "cubic_plus"}}}, ctx_for(net))
+                                   "maps": {"*": {"name": "cubic_plus"}}}, ctx_for(net, reg))
     w = net[0].weight
     t = w.detach().numpy().copy()
     g = np.full_like(t, 0.5)
