@@ -1,9 +1,12 @@
 """``geobench new-plugin``'s scaffold installs as is: its own tests pass, geobench lists its
 components with their origin and validates its suite; bad names and non-empty target
-folders are refused without writing anything."""
+folders are refused without writing anything. Its templates (geobench/templates/plugin) are
+each rendered, shipped and linted as the Python they become."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +14,13 @@ from pathlib import Path
 import pytest
 
 from geobench.contract.errors import RegistryError
-from geobench.scaffold import write_plugin
+from geobench.scaffold import MODULE_TOKEN, NAME_TOKEN, SUFFIX, template_files, write_plugin
 from tests.conftest import cli_env, run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATES = ROOT / "geobench" / "templates"
+WRITTEN = ["README.md", "my_plugin/__init__.py", "my_plugin/heads.py", "my_plugin/maps.py",
+           "my_plugin/plugin.py", "pyproject.toml", "suites/example.yaml", "tests/test_plugin.py"]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -114,3 +122,84 @@ def test_cli_new_plugin(tmp_path):
     again = run_cli(["new-plugin", "my-plugin", "--dir", str(tmp_path)], tmp_path)
     assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
     assert str(tmp_path / "my-plugin") in again.stderr
+
+
+def _relative_files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_every_template_is_shipped_and_rendered_once(tmp_path):
+    tomllib = pytest.importorskip("tomllib")
+    folder = TEMPLATES / "plugin"
+    templates = _relative_files(folder)
+    assert sorted(template_files()) == templates  # what write_plugin reads is the folder
+    assert all(path.endswith(SUFFIX) for path in templates)
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["geobench"]
+    shipped = {p.relative_to(folder).as_posix() for pattern in patterns
+               for p in (ROOT / "geobench").glob(pattern) if p.is_file()}
+    assert shipped == set(templates)  # ruff.toml, beside the folder, is not shipped
+
+    target = write_plugin("my-plugin", tmp_path)
+    written = _relative_files(target)
+    assert written == sorted(p.removesuffix(SUFFIX).replace(MODULE_TOKEN, "my_plugin")
+                             for p in templates)
+    assert written == WRITTEN
+    for path in written:
+        text = (target / path).read_text(encoding="utf-8")
+        assert NAME_TOKEN not in text and MODULE_TOKEN not in text, path
+
+
+def test_rendered_modules_compile_and_import(tmp_path, monkeypatch):
+    import torch
+
+    from geobench.api import BuildContext
+
+    target = write_plugin("Render-Check", tmp_path)
+    sources = sorted(target.rglob("*.py"))
+    assert len(sources) == 5
+    for path in sources:
+        compile(path.read_text(encoding="utf-8"), str(path), "exec", dont_inherit=True)
+    monkeypatch.syspath_prepend(str(target))
+    try:
+        plugin = importlib.import_module("render_check.plugin")
+        assert Path(plugin.__file__).is_relative_to(target)  # not the templates
+        built: dict[str, object] = {}
+        ctx = BuildContext(seed=0, device=torch.device("cpu"), feature_dim=4)
+
+        def register(name, factory, params, doc):
+            assert doc
+            built[name] = factory(params(), ctx)
+
+        plugin.register_heads(register)
+        plugin.register_mirror_maps(register)
+        assert set(built) == {"render_check_scaled_tanh", "render_check_quadratic"}
+        assert built["render_check_scaled_tanh"](torch.zeros(2, 4)).shape == (2, 4)
+        assert built["render_check_quadratic"].name == "render_check_quadratic"
+        spec = importlib.util.spec_from_file_location("render_check_tests",
+                                                      target / "tests" / "test_plugin.py")
+        tests = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(tests)
+        assert tests.Quadratic is importlib.import_module("render_check.maps").Quadratic
+        assert (tests.HEAD, tests.MAP) == ("render_check_scaled_tanh", "render_check_quadratic")
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "render_check"]:
+            del sys.modules[name]
+
+
+def test_templates_are_linted_as_the_generated_plugin_is(tmp_path):
+    """geobench/templates/ruff.toml lints the *.py-tpl files with the generated plugin's ruff
+    settings, its module name first-party (as in the generated package)."""
+    pytest.importorskip("ruff")
+    tomllib = pytest.importorskip("tomllib")
+    ours = tomllib.loads((TEMPLATES / "ruff.toml").read_text())
+    theirs = tomllib.loads((write_plugin("my-plugin", tmp_path) / "pyproject.toml").read_text())
+    assert ours.pop("extend-include") == [f"*.py{SUFFIX}"]
+    assert ours["lint"].pop("isort") == {"known-first-party": [MODULE_TOKEN]}
+    assert ours == theirs["tool"]["ruff"]
+    ruff = [sys.executable, "-m", "ruff", "check", "--no-cache"]
+    seen = subprocess.run([*ruff, "--show-files", str(TEMPLATES)], capture_output=True,
+                          text=True, timeout=60)
+    assert sum(f".py{SUFFIX}" in line for line in seen.stdout.splitlines()) == 5, seen.stdout
+    out = subprocess.run([*ruff, str(TEMPLATES)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
