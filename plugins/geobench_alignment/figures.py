@@ -1,9 +1,13 @@
 """Figures of an alignment suite from the results store: CKA over training per comparison
 arm, and final CKA against the class count C', the temperature and the batch size.  CKA is
-the debiased linear CKA (``cka.debiased``, the unbiased-HSIC estimator).
+the debiased linear CKA (``cka.debiased``, the unbiased-HSIC estimator):
 
-    python -m geobench_alignment.figures suites/alignment.yaml [--profile smoke]
-        [--store results/geobench.sqlite] [--out leaderboards]
+    geobench alignment-figures suites/alignment.yaml [--profile smoke]
+        [--store results/geobench.sqlite] [--out FOLDER]
+
+writes ``<suite>_cka_training.png``, ``_cka_vs_classes``, ``_cka_vs_tau`` and
+``_cka_vs_batch`` into ``--out`` (default: ``leaderboards/`` beside the store, where
+``geobench leaderboard`` writes the suite's leaderboard).
 
 The suite varies one factor at a time around a reference design point; each factor's
 reference value is its most common value over the suite's cells.  A sweep over one factor
@@ -14,16 +18,15 @@ over seeds with their standard deviation.
 
 from __future__ import annotations
 
-import argparse
 import statistics
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from geobench.plugins import registry
 from geobench.records import Cell, cross_arm, metric_key
-from geobench.run.store import Store
-from geobench.suite import expand, get_dotted, load_suite
+from geobench.report.figures import StoredSuite, figure_folder, figure_parser, read_stored
+from geobench.suite import get_dotted
 
 FACTORS = {
     "dataset": "data.name",
@@ -33,6 +36,7 @@ FACTORS = {
     "scaling": "train.lr_scaling",
 }
 METRIC = "cka.debiased"
+COMMAND = "alignment-figures"
 Lines = dict[Any, dict[Any, list[float]]]  # line label -> x -> values over seeds
 
 
@@ -122,24 +126,18 @@ def _draw(ax, lines: Lines, xlabel: str, title: str, bars: bool = True) -> None:
         ax.legend(fontsize=8)
 
 
-def render(suite_path: str, profile: str, store_path: str, out: Path) -> list[Path]:
-    """Write the four figures next to the leaderboard; return their paths."""
+def render(stored: StoredSuite, out: Path) -> list[Path]:
+    """Write the four figures of the stored suite into the folder ``out``; return their
+    paths. Only complete cells count."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    loaded = load_suite(suite_path)
-    cells = expand(loaded, registry(), profile)
+    cells = stored.cells
     ref = reference_point(cells)
-    ids = [c.id for c in cells]
-    store = Store(store_path)
-    try:
-        finals = {i: row["metrics"] for i, row in store.cells(ids).items()
-                  if row["status"] == "complete"}
-        series = store.series(list(finals), METRIC)
-    finally:
-        store.close()
+    finals = stored.finals()
+    series = [row for row in stored.series if row[0] in finals]
     point = ", ".join(f"{k}={v.strip(chr(39))}" for k, v in ref.items())
     first = next(iter(pairs(cells)))
     figures = {
@@ -161,24 +159,22 @@ def render(suite_path: str, profile: str, store_path: str, out: Path) -> list[Pa
             ax.set_xticks(xs, [str(x) for x in xs])
             ax.minorticks_off()
         fig.tight_layout()
-        path = out / f"{loaded.suite.name}_{suffix}.png"
+        path = out / f"{stored.name}_{suffix}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         paths.append(path)
     return paths
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("suite")
-    p.add_argument("--profile", default="smoke")
-    p.add_argument("--store", default="results/geobench.sqlite")
-    p.add_argument("--out", default="leaderboards")
-    args = p.parse_args(argv)
-    for path in render(args.suite, args.profile, args.store, Path(args.out)):
-        print(path)
+def main(argv: list[str]) -> int:
+    """``geobench alignment-figures``: write the four figures, print their paths."""
+    args = figure_parser(COMMAND, __doc__, "folder of the figures (default: leaderboards/ "
+                                           "beside the store)").parse_args(argv)
+    stored = read_stored(args.suite, args.profile, args.store, [METRIC])
+    if not stored.finals():
+        print(f"no complete cells of {args.suite} [{args.profile}] in {args.store}",
+              file=sys.stderr)
+        return 1
+    for path in render(stored, args.out or figure_folder(args.store)):
+        print(f"wrote {path}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

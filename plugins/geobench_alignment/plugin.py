@@ -1,8 +1,18 @@
 """Registers the alignment components: CL / NSCL / SupCon / CE objectives and the cross-arm
 alignment metrics of paper P3 (CKA, RSA, similarity gap, weight distance, Theorem 1 bound,
-similarity descent)."""
+similarity descent) and the command ``geobench alignment-figures``."""
 
 from geobench.hookspecs import hookimpl
+
+
+@hookimpl
+def register_commands(cli):
+    def figures(argv: list[str]) -> int:
+        from geobench_alignment.figures import main
+
+        return main(argv)
+
+    cli.add("alignment-figures", "CKA over training and against C', tau and B", figures)
 
 
 @hookimpl

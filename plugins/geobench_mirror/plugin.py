@@ -1,5 +1,6 @@
 """geobench plugin: mirror maps, the mirror_descent optimizer, exponential-tailed
-losses and the mirror-flow metrics (paper P2, implicit bias of mirror flow)."""
+losses, the mirror-flow metrics (paper P2, implicit bias of mirror flow) and the command
+``geobench mirror-figures``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ class PNormParams(Params):
 class ShiftedPNormParams(Params):
     p: float = Field(3.0, ge=2, description="exponent p ≥ 2 (horizon degree α = p)")
     lam: float = Field(..., gt=0, description="scale λ below which R is quadratic")
+
+
+@hookimpl
+def register_commands(cli):
+    def figures(argv: list[str]) -> int:
+        from geobench_mirror.report import main
+
+        return main(argv)
+
+    cli.add("mirror-figures", "effective neuron weights and pruning curves per arm", figures)
 
 
 @hookimpl

@@ -1,20 +1,22 @@
-"""Histogram of effective neuron weights and pruning curves per arm, from stored results.
+"""Histogram of effective neuron weights and pruning curves per arm, from stored results:
 
-    python -m geobench_mirror.report suites/mirror_flow.yaml \\
-        [--profile smoke] [--store results/geobench.sqlite] [--out leaderboards/<suite>_neurons.png]
+    geobench mirror-figures suites/mirror_flow.yaml [--profile smoke]
+        [--store results/geobench.sqlite] [--out PNG]
 
 Reads the final ``neuron_histogram.bin_<i>`` and ``pruning_curve.acc_<percent>`` values of
 every finished cell, averages them over seeds, and draws one panel per combination of the
 varied settings (seed excluded), one line per arm: the histogram (bin edges those of the
 suite's ``neuron_histogram``) to ``--out`` and the test accuracy against the pruned share
 (the levels of the suite's ``pruning_curve``) beside it, ``<out stem>`` with ``neurons``
-replaced by ``pruning``.
+replaced by ``pruning``.  ``--out`` defaults to ``<suite>_neurons.png`` in ``leaderboards/``
+beside the store, where ``geobench leaderboard`` writes the suite's leaderboard (whose
+description links the figures).
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -22,14 +24,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from geobench.plugins import registry
 from geobench.records import metric_key
-from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.report.figures import StoredSuite, figure_folder, figure_parser, read_stored
 from geobench_mirror.neurons import HistogramParams, PruningParams
 
 KEY = "neuron_histogram"
 PRUNING = "pruning_curve"
+COMMAND = "mirror-figures"
 
 
 def _params(cell_arms: dict, name: str, model: type[BaseModel]) -> Any:
@@ -46,17 +47,15 @@ def _percents(cell_arms: dict) -> list[int]:
     return [round(100 * f) for f in _params(cell_arms, PRUNING, PruningParams).fractions]
 
 
-def collect(suite_path: str, profile: str, store_path: str, metric: str = KEY
+def collect(stored: StoredSuite, metric: str = KEY
             ) -> tuple[dict[str, dict[str, np.ndarray]], np.ndarray | None]:
     """{panel label: {arm: mean over seeds of the metric's vector}} and its x values (the
-    histogram's bin edges, or the pruning curve's percentages)."""
-    cells = expand(load_suite(suite_path), registry(), profile)
-    stored = Store(store_path).cells([c.id for c in cells])
+    histogram's bin edges, or the pruning curve's percentages), over the complete cells."""
+    finals = stored.finals()
     values: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     xs = None
-    for cell in cells:
-        row = stored.get(cell.id)
-        if row is None or row["status"] != "complete":
+    for cell in stored.cells:
+        if cell.id not in finals:
             continue
         if xs is None:
             xs = _edges(cell.arms) if metric == KEY else np.array(_percents(cell.arms))
@@ -65,7 +64,7 @@ def collect(suite_path: str, profile: str, store_path: str, metric: str = KEY
         panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items()
                           if k != "trial_seed") or "all cells"
         for arm in cell.arms:
-            vector = [row["metrics"].get(metric_key(arm, f"{metric}.{f}")) for f in fields]
+            vector = [finals[cell.id].get(metric_key(arm, f"{metric}.{f}")) for f in fields]
             if None not in vector:
                 values[panel][arm].append(np.array(vector))
     means = {panel: {arm: np.mean(v, axis=0) for arm, v in arms.items()}
@@ -104,24 +103,22 @@ def plot(means: dict, xs: np.ndarray, title: str, out: Path, metric: str = KEY) 
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m geobench_mirror.report", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("suite")
-    ap.add_argument("--profile", default="smoke")
-    ap.add_argument("--store", default="results/geobench.sqlite")
-    ap.add_argument("--out", help="PNG path (default leaderboards/<suite>_neurons.png)")
-    args = ap.parse_args(argv)
-    name = load_suite(args.suite).suite.name
-    out = Path(args.out or f"leaderboards/{name}_neurons.png")
-    means, edges = collect(args.suite, args.profile, args.store)
+def main(argv: list[str]) -> int:
+    """``geobench mirror-figures``: the histogram figure, and the pruning one where stored."""
+    args = figure_parser(COMMAND, __doc__, "PNG path (default: <suite>_neurons.png in "
+                                           "leaderboards/ beside the store)").parse_args(argv)
+    stored = read_stored(args.suite, args.profile, args.store)
+    name = stored.name
+    out = args.out or figure_folder(args.store) / f"{name}_neurons.png"
+    means, edges = collect(stored)
     if not means:
-        print(f"no finished cells with {KEY} values in {args.store}")
+        print(f"no finished cells with {KEY} values of {args.suite} [{args.profile}] in "
+              f"{args.store}", file=sys.stderr)
         return 1
     n = statistics.fmean(len(v) for v in means.values())
     plot(means, edges, f"{name} ({args.profile}): effective neuron weights per arm", out)
     print(f"wrote {out} ({len(means)} panels, {n:g} arms each)")
-    curves, percents = collect(args.suite, args.profile, args.store, PRUNING)
+    curves, percents = collect(stored, PRUNING)
     if curves:
         pruning = out.with_name(out.name.replace("neurons", "pruning"))
         if pruning == out:
@@ -130,7 +127,3 @@ def main(argv: list[str] | None = None) -> int:
              "pruning", pruning, PRUNING)
         print(f"wrote {pruning}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Faceted series figures of a suite's stored runs: one panel per facet value, one line per
-arm (mean over seeds), for metrics whose values span orders of magnitude.
+arm (mean over seeds), for metrics whose values span orders of magnitude:
 
-    python -m geobench_projection.figures suites/collapse.yaml \\
+    geobench projection-figures suites/collapse.yaml \\
         --key hessian_tracking.K_lambda_min --facet head.norm --facet tags.regime \\
         --facet tags.start --yscale symlog --out leaderboards/collapse_K_lambda_min.png
 
@@ -12,15 +12,16 @@ visible across scales.
 
 from __future__ import annotations
 
-import argparse
 import statistics
+import sys
 from collections import defaultdict
 from pathlib import Path
 
-from geobench.plugins import registry
 from geobench.records import SINGLE_ARM, Cell
-from geobench.run.store import Store
-from geobench.suite import expand, get_dotted, load_suite
+from geobench.report.figures import SeriesRow, figure_parser, read_stored
+from geobench.suite import get_dotted
+
+COMMAND = "projection-figures"
 
 
 def _value(cell: Cell, arm: str, key: str) -> object:
@@ -31,13 +32,16 @@ def _value(cell: Cell, arm: str, key: str) -> object:
     return get_dotted(cell.arms.get(arm) or next(iter(cell.arms.values())), key)
 
 
-def collect(cells: list[Cell], store: Store, key: str, facets: list[str], line: str
-            ) -> dict[tuple, dict[object, dict[int, list[float]]]]:
-    """facet values -> line value -> step -> values over seeds, of the series ``key``."""
+def collect(cells: list[Cell], series: list[SeriesRow], key: str, facets: list[str],
+            line: str) -> dict[tuple, dict[object, dict[int, list[float]]]]:
+    """facet values -> line value -> step -> values over seeds, of the series ``key``;
+    ``series`` holds stored rows ``(cell, arm, metric, step, value)``."""
     by_id = {c.id: c for c in cells}
     out: dict[tuple, dict[object, dict[int, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list)))
-    for cell_id, arm, _metric, step, value in store.series(list(by_id), key):
+    for cell_id, arm, metric, step, value in series:
+        if metric != key or cell_id not in by_id:
+            continue
         cell = by_id[cell_id]
         arm_name = arm if arm != SINGLE_ARM else next(iter(cell.arms))
         facet = tuple(_value(cell, arm_name, f) for f in facets)
@@ -82,34 +86,21 @@ def plot(curves: dict, key: str, facets: list[str], out: Path, yscale: str,
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m geobench_projection.figures",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("suite")
-    ap.add_argument("--profile", default="smoke")
-    ap.add_argument("--store", default="results/geobench.sqlite")
+def main(argv: list[str]) -> int:
+    """``geobench projection-figures``: draw the series ``--key`` of the stored cells."""
+    ap = figure_parser(COMMAND, __doc__, "PNG path", out_required=True)
     ap.add_argument("--key", required=True, help="<metric>.<field> series to plot")
     ap.add_argument("--facet", action="append", default=[], help="config key per panel")
     ap.add_argument("--line", default="arm", help="config key per line (default: arm)")
     ap.add_argument("--yscale", default="linear", choices=["linear", "log", "symlog"])
     ap.add_argument("--linthresh", type=float, default=1e-4, help="symlog linear range")
-    ap.add_argument("--out", required=True, type=Path, help="PNG path")
     args = ap.parse_args(argv)
-    loaded = load_suite(args.suite)
-    cells = expand(loaded, registry(), args.profile)
-    store = Store(args.store)
-    try:
-        curves = collect(cells, store, args.key, args.facet, args.line)
-    finally:
-        store.close()
+    stored = read_stored(args.suite, args.profile, args.store, [args.key])
+    curves = collect(stored.cells, stored.series, args.key, args.facet, args.line)
     if not curves:
-        print(f"no stored series {args.key!r} for {args.suite}")
+        print(f"no stored series {args.key!r} for {args.suite} in {args.store}",
+              file=sys.stderr)
         return 1
-    plot(curves, args.key, args.facet, args.out, args.yscale, args.linthresh,
-         loaded.suite.name)
+    plot(curves, args.key, args.facet, args.out, args.yscale, args.linthresh, stored.name)
     print(f"wrote {args.out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

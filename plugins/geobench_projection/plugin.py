@@ -1,5 +1,6 @@
 """Registers P1's components: SSL objectives, the collapse init, the metrics of
-projection-head geometry and the ``geobench analyze`` command (the heads are the core's)."""
+projection-head geometry and the commands ``geobench analyze`` and ``geobench
+projection-figures`` (the heads are the core's)."""
 
 from geobench.hookspecs import hookimpl
 
@@ -11,7 +12,14 @@ def register_commands(cli):
 
         return main(argv)
 
+    def figures(argv: list[str]) -> int:
+        from geobench_projection.figures import main
+
+        return main(argv)
+
     cli.add("analyze", "orbit compression / metric singularity of a checkpoint", analyze)
+    cli.add("projection-figures", "faceted figures of a stored series, a panel per setting",
+            figures)
 
 
 @hookimpl

@@ -7,7 +7,6 @@ import math
 import sqlite3
 
 import pytest
-from geobench_mirror import report
 
 from geobench.cli import main as geobench
 
@@ -72,6 +71,7 @@ def test_tiny_suite_runs_and_reports(tmp_path):
     assert "pruning_curve.acc_50" in board.read_text()
 
     out = tmp_path / "hist.png"
-    assert report.main([str(suite), "--store", str(store), "--out", str(out)]) == 0
+    assert geobench(["mirror-figures", str(suite), "--store", str(store), "--out",
+                     str(out)]) == 0
     assert out.stat().st_size > 0
     assert (tmp_path / "hist_pruning.png").stat().st_size > 0
