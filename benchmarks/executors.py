@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from geobench.run.runner import run_suite
+from geobench.run.runner import RunOptions, run_suite
 
 CELLS = 8
 WORKERS = 2
@@ -56,8 +56,8 @@ seeds: 2
 def timed(suite: Path, store: Path, executor: str, **options) -> float:
     """Seconds to run every cell of ``suite`` on ``executor`` into the fresh ``store``."""
     start = time.perf_counter()
-    summary = run_suite(str(suite), store_path=str(store), executor=executor, options=options,
-                        quiet=True)
+    summary = run_suite(str(suite), RunOptions(store=str(store), executor=executor,
+                                               executor_options=options, quiet=True))
     assert summary.statuses["complete"] == len(summary.cells) == CELLS
     return time.perf_counter() - start
 

@@ -20,10 +20,9 @@ from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hookspecs import KINDS
 from geobench.records import Status
 from geobench.run.leases import LEASE_TIMEOUT_S
-from geobench.run.store import StoreError
+from geobench.run.store import DEFAULT_STORE, StoreError
 from geobench.suite.yamlio import SuiteError, parse_yaml
 
-DEFAULT_STORE = "results/geobench.sqlite"
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
 
 
@@ -230,16 +229,19 @@ def _terminated(signum: int, frame: Any) -> None:
 
 
 def cmd_run(args) -> int:
-    from geobench.run.runner import run_suite
+    from geobench.run.runner import RunOptions, run_suite
 
-    options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
-               for flag, _, _ in EXECUTOR_FLAGS}
+    executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
+                        for flag, _, _ in EXECUTOR_FLAGS}
+    options = RunOptions(
+        profile=args.profile, store=args.store, overrides=_overrides(args.set),
+        executor=args.executor, executor_options=executor_options, rerun=args.rerun,
+        max_cells=args.max_cells, cell_limit=_cell_limit(args),
+        lease_timeout=args.lease_timeout, loggers=tuple(args.logger),
+        log_dir=args.log_dir, quiet=args.quiet)
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        summary = run_suite(args.suite, args.profile, args.store, args.executor, options,
-                            args.rerun, args.quiet, _overrides(args.set), args.max_cells,
-                            args.lease_timeout, _cell_limit(args), args.logger,
-                            args.log_dir)
+        summary = run_suite(args.suite, options)
     finally:
         signal.signal(signal.SIGTERM, previous)
     ran = sum(summary.statuses.values())

@@ -23,7 +23,7 @@ from geobench.contract.spec import Component
 from geobench.records import Cell, CellResult, Status
 from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
 from geobench.run.provenance import provenance
-from geobench.run.store import Store
+from geobench.run.store import DEFAULT_STORE, Store
 from geobench.suite import CELL_LIMIT, expand, load_suite
 from geobench.train.engine import Progress, run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
@@ -199,46 +199,64 @@ def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
     return entry.factory(params, BuildContext(seed=0, device=torch.device("cpu")))
 
 
-def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geobench.sqlite",
-              executor: str | None = None, options: dict[str, Any] | None = None,
-              rerun: bool = False, quiet: bool = False,
-              overrides: dict[str, Any] | None = None, max_cells: int | None = None,
-              lease_timeout: float = LEASE_TIMEOUT_S, cell_limit: int = CELL_LIMIT,
-              loggers: list[str] | None = None, log_dir: str | None = None) -> RunSummary:
+@dataclass(frozen=True)
+class RunOptions:
+    """How ``run_suite`` runs a suite: the profile and ``--set`` overrides that choose its
+    cells, the store, the executor and its options, whether stored cells rerun, at most
+    ``max_cells`` cells (at most ``cell_limit`` expanded), the lease timeout, the loggers
+    (besides the suite's) and their folder (default: ``logs/`` beside the store), and
+    ``quiet`` (no progress)."""
+
+    profile: str = "smoke"
+    store: str = DEFAULT_STORE
+    overrides: dict[str, Any] = field(default_factory=dict)
+    executor: str | None = None
+    executor_options: dict[str, Any] = field(default_factory=dict)
+    rerun: bool = False
+    max_cells: int | None = None
+    cell_limit: int = CELL_LIMIT
+    lease_timeout: float = LEASE_TIMEOUT_S
+    loggers: tuple[str, ...] = ()
+    log_dir: str | None = None
+    quiet: bool = False
+
+
+def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     """Validate and expand the suite, then run every cell the store does not hold yet
-    (at most ``max_cells`` of them). Each cell is leased in the store before it runs, so
-    runs sharing the store split the cells; a lease its owner has not renewed for
-    ``lease_timeout`` seconds is taken over. The suite's ``loggers:`` and those named in
-    ``loggers`` write under ``log_dir`` (default: ``logs/`` beside the store)."""
+    (at most ``options.max_cells`` of them). Each cell is leased in the store before it
+    runs, so runs sharing the store split the cells; a lease its owner has not renewed for
+    ``options.lease_timeout`` seconds is taken over."""
+    o = options or RunOptions()
     reg = registry()
     loaded = load_suite(path)
-    cells = expand(loaded, reg, profile, overrides, cell_limit)
-    runner = build_executor(reg, executor_spec(loaded.suite.executor, executor, options or {}))
-    chosen = select_loggers(reg, loaded.suite.loggers, loggers or [])
-    if log_dir and not chosen and not quiet:
-        _line(f"geobench: --log-dir {log_dir} is not used: {path} selects no logger "
+    cells = expand(loaded, reg, o.profile, o.overrides, o.cell_limit)
+    runner = build_executor(reg, executor_spec(loaded.suite.executor, o.executor,
+                                               o.executor_options))
+    chosen = select_loggers(reg, loaded.suite.loggers, list(o.loggers))
+    if o.log_dir and not chosen and not o.quiet:
+        _line(f"geobench: --log-dir {o.log_dir} is not used: {path} selects no logger "
               "(add --logger NAME)")
-    logs = log_dir or Path(store_path).parent / "logs"
+    logs = o.log_dir or Path(o.store).parent / "logs"
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
-                    None if quiet else STEP_LINE_S)
+                    None if o.quiet else STEP_LINE_S)
     reset_warnings()
-    store = Store(store_path)
+    store = Store(o.store)
     since = time.time()
     try:
-        done = store.settled([c.id for c in cells], since, rerun)
+        done = store.settled([c.id for c in cells], since, o.rerun)
         todo = [c for c in cells if c.id not in done]
         summary = RunSummary(cells, skipped=len(done))
-        progress = _Progress(loaded.suite.name, len(cells), len(done), len(todo), max_cells,
-                             quiet)
+        progress = _Progress(loaded.suite.name, len(cells), len(done), len(todo), o.max_cells,
+                             o.quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
         try:
-            with Heartbeat(store_path, owner, lease_timeout):
+            with Heartbeat(o.store, owner, o.lease_timeout):
                 while todo:
                     held: list[Cell] = []
                     started = sum(summary.statuses.values())
-                    limit = None if max_cells is None else max_cells - started
-                    leased = _leased(store, todo, owner, lease_timeout, since, rerun, held,
+                    limit = None if o.max_cells is None else o.max_cells - started
+                    leased = _leased(store, todo, owner, o.lease_timeout, since, o.rerun, held,
                                      limit, summary)
                     for cell, result in _execute(runner, leased, progress, task):
                         if isinstance(result, BaseException):  # the executor lost the task
@@ -246,10 +264,11 @@ def run_suite(path: str, profile: str = "smoke", store_path: str = "results/geob
                         store.write(cell, result, provenance(), owner)
                         summary.statuses[result.status] += 1
                         progress.finish(cell, result, len(held) + summary.elsewhere)
-                    full = max_cells is not None and sum(summary.statuses.values()) >= max_cells
+                    full = o.max_cells is not None \
+                        and sum(summary.statuses.values()) >= o.max_cells
                     waiting = time.monotonic()
-                    todo = [] if full else _await_others(store, held, lease_timeout, since,
-                                                         rerun, summary, progress)
+                    todo = [] if full else _await_others(store, held, o.lease_timeout, since,
+                                                         o.rerun, summary, progress)
                     progress.waited += time.monotonic() - waiting
         finally:
             progress.close()
