@@ -31,7 +31,7 @@ def deep_merge(base: Any, over: Any, accepts: Accepts | None = None, _key: str =
         allowed = accepts(COMPONENT_KINDS[_key], over["name"])
         if allowed is not None:
             base = {k: v for k, v in base.items() if k in allowed}
-    out = dict(base)
+    out = copy.deepcopy(base)  # the result shares nothing with base: assign() writes into it
     for key, value in over.items():
         out[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
     return out
@@ -39,7 +39,7 @@ def deep_merge(base: Any, over: Any, accepts: Accepts | None = None, _key: str =
 
 def merge_run(base: dict[str, Any], over: dict[str, Any], accepts: Accepts) -> dict[str, Any]:
     """Merge a partial run spec ``over`` into ``base`` (component-aware, see deep_merge)."""
-    out = dict(base)
+    out = copy.deepcopy(base)  # the result shares nothing with base: assign() writes into it
     for key, value in over.items():
         out[key] = deep_merge(base.get(key), value, accepts, key) if key in base \
             else copy.deepcopy(value)
