@@ -1,4 +1,5 @@
-"""Shared fixtures: real third-party plugin distributions written into a temporary site dir."""
+"""Shared fixtures: real third-party plugin distributions written into a temporary site dir,
+and CLI subprocesses that load the plugins a test chooses."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import os
 import subprocess
 import sys
 import textwrap
+from importlib.metadata import distributions
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+TOY = REPO / "tests" / "core" / "toy_plugin.py"  # the test-local plugin of small components
+AUTOLOAD_OFF = "GEOBENCH_DISABLE_PLUGIN_AUTOLOAD"
 
 
 def write_distribution(site: Path, dist: str, version: str, entry: str, module: str,
@@ -24,30 +28,63 @@ def write_distribution(site: Path, dist: str, version: str, entry: str, module: 
     (info / "entry_points.txt").write_text(f"[geobench]\n{entry} = {module}\n")
 
 
-def cli_env(site: Path | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a CLI subprocess: one torch thread, ``site`` on the path."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1", **(extra or {})}
+def install_toy(site: Path) -> None:
+    """The toy plugin (tests/core/toy_plugin.py) installed in ``site`` as the distribution
+    ``geobench-toy``, module ``geobench_toy``, entry point ``toy``."""
+    if not (site / "geobench_toy.py").exists():
+        write_distribution(site, "geobench-toy", "0.1", "toy", "geobench_toy", TOY.read_text())
+
+
+def site_plugins(site: Path) -> list[str]:
+    """The ``geobench`` entry-point names of the distributions installed in ``site``."""
+    return sorted(ep.name for dist in distributions(path=[str(site)])
+                  for ep in dist.entry_points if ep.group == "geobench")
+
+
+def cli_env(site: Path | None = None, extra: dict[str, str] | None = None, *,
+            toy: bool = False, autoload: bool = False) -> dict[str, str]:
+    """The environment of a CLI subprocess: one torch thread, ``site`` on the path.
+
+    Plugins: by default those this process's environment selects (tests/core turns
+    autoload off: the core alone). ``toy``: the toy plugin is installed in ``site``, and the
+    core loads it and the other plugins installed there, no other. ``autoload``: every
+    installed plugin (entry points autoloaded), the bundled ones included. ``extra`` last.
+    """
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env.pop("GEOBENCH_TOY_BUILTIN", None)  # the toy as a built-in is the test process's own
+    if toy:
+        assert site is not None, "the toy plugin is installed in a site dir: pass site"
+        install_toy(site)
+    if toy or autoload:
+        env.pop(AUTOLOAD_OFF, None)
+    if toy and not autoload:
+        env["GEOBENCH_PLUGINS"] = ",".join(site_plugins(site))
+    env.update(extra or {})
     if site is not None:
         env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 
-def run_cli(args: list[str], cwd: Path, site: Path | None = None, timeout: float = 600,
+def run_cli(args: list[str], cwd: Path, site: Path | None = None, timeout: float = 600, *,
+            toy: bool = False, autoload: bool = False, extra_env: dict[str, str] | None = None,
             **popen) -> subprocess.CompletedProcess:
-    """``geobench ARGS`` in a fresh interpreter, with ``site`` on its path."""
-    return subprocess.run([sys.executable, "-m", "geobench.cli", *args], cwd=cwd,
-                          env=cli_env(site), capture_output=True, text=True, timeout=timeout,
-                          **popen)
+    """``geobench ARGS`` in a fresh interpreter, with ``site`` on its path (plugins: see
+    ``cli_env``)."""
+    env = cli_env(site, extra_env, toy=toy, autoload=autoload)
+    return subprocess.run([sys.executable, "-m", "geobench.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout, **popen)
 
 
 def start_cli(args: list[str], cwd: Path, site: Path | None = None,
               extra_env: dict[str, str] | None = None,
-              new_session: bool = False) -> subprocess.Popen:
+              new_session: bool = False, *, toy: bool = False,
+              autoload: bool = False) -> subprocess.Popen:
     """``geobench ARGS`` started in the background (text pipes for stdout and stderr); with
-    ``new_session`` it leads its own process group."""
+    ``new_session`` it leads its own process group (plugins: see ``cli_env``)."""
     return subprocess.Popen([sys.executable, "-m", "geobench.cli", *args], cwd=cwd,
-                            env=cli_env(site, extra_env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=new_session)
+                            env=cli_env(site, extra_env, toy=toy, autoload=autoload),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=new_session)
 
 
 @pytest.fixture

@@ -1,15 +1,16 @@
-"""A small real suite (Gaussian mixture, MLP, cross-entropy, SGD) that core tests run."""
+"""A small real suite (the toy plugin's Gaussian mixture, MLP and cross-entropy; the core's
+SGD) that core tests run."""
 
 SMALL = """\
 name: small
 description: a small real grid for the harness tests
 base:
-  data: {name: gaussian_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32,
+  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32,
          reference_size: 32}
-  augment: {name: gaussian_noise, sigma: 0.1}
-  backbone: {name: mlp, depth: 2, width: 16}
+  augment: {name: toy_noise, sigma: 0.1}
+  backbone: {name: toy_mlp, depth: 2, width: 16}
   head: {name: identity}
-  objective: {name: ce}
+  objective: {name: toy_ce}
   optimizer: {name: sgd, lr: 0.1}
   train: {steps: STEPS, device: cpu}
   metrics:

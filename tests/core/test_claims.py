@@ -25,9 +25,10 @@ T_975_4 = 2.776445105197793  # ... 4 degrees of freedom
 SUITE = """\
 name: claims
 base:
-  data: {name: gaussian_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
-  backbone: {name: mlp, depth: 2, width: 16}
-  objective: {name: ce}
+  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
+  augment: {name: toy_none}
+  backbone: {name: toy_mlp, depth: 2, width: 16}
+  objective: {name: toy_ce}
   optimizer: {name: sgd, lr: 0.1}
   train: {steps: 30, device: cpu}
   metrics: [{name: nccc}]

@@ -9,7 +9,8 @@ from geobench.contract.api import Objective
 from geobench.contract.plugins import load_registry
 from geobench.contract.registry import EmptyParams, Entry
 from geobench.suite import expand, load_suite
-from geobench.train.engine import DivergenceGuard, run_cell
+from geobench.train.divergence import DivergenceGuard
+from geobench.train.engine import run_cell
 from tests.core.suite_text import small_suite
 
 
@@ -51,7 +52,7 @@ def _cell(tmp_path, reg, text):
 
 def test_a_loss_spike_that_recovers_still_ends_the_cell_as_diverged(tmp_path):
     reg = _registry()
-    text = small_suite(steps=30, lrs=(0.1,)).replace("{name: ce}", "{name: spike_ce}")
+    text = small_suite(steps=30, lrs=(0.1,)).replace("{name: toy_ce}", "{name: spike_ce}")
     text = text.replace("every: 10", "every: 2")
     result = run_cell(_cell(tmp_path, reg, text), reg)
     assert result.status == "diverged", result.traceback
@@ -82,7 +83,7 @@ def test_a_real_finite_blow_up_is_diverged_with_step_and_value(tmp_path):
 
 def test_non_finite_parameters_end_the_cell_even_with_finite_losses(tmp_path):
     reg = _registry()
-    text = small_suite(steps=3, lrs=(0.1,)).replace("{name: ce}", "{name: poison_ce}")
+    text = small_suite(steps=3, lrs=(0.1,)).replace("{name: toy_ce}", "{name: poison_ce}")
     result = run_cell(_cell(tmp_path, reg, text), reg)
     assert result.status == "diverged"
     assert result.error == "non-finite parameters after step 2 (arm main)"

@@ -13,7 +13,7 @@ import pytest
 from geobench.contract.plugins import registry
 from geobench.run.executors import WorkerDied
 from geobench.run.executors.pool import PoolExecutor, PoolParams
-from geobench.run.runner import run_suite
+from geobench.run.runner import RunOptions, run_suite
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.conftest import run_cli, write_distribution
@@ -35,8 +35,8 @@ def _finals(tmp_path, store: str) -> dict[str, dict[str, float]]:
 
 def _run_with(tmp_path, executor: str | None, **options) -> dict[str, dict[str, float]]:
     store = f"{executor or 'local'}.sqlite"
-    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / store),
-                        executor=executor, options=options, quiet=True)
+    summary = run_suite(str(tmp_path / "suite.yaml"), RunOptions(
+        store=str(tmp_path / store), executor=executor, executor_options=options, quiet=True))
     assert summary.statuses["complete"] == len(summary.cells)
     return _finals(tmp_path, store)
 
@@ -108,10 +108,10 @@ def test_pool_workers_use_their_threads_and_closing_early_stops_them():
 
 def test_run_suite_stores_a_killed_workers_cell_as_failed(tmp_path, site):
     write_distribution(site, "geobench-die", "0.1", "die", "geobench_die", helpers.DIE_AT_LR)
-    text = small_suite(steps=20, lrs=LRS).replace("{name: ce}", "{name: ce_or_die}")
+    text = small_suite(steps=20, lrs=LRS).replace("{name: toy_ce}", "{name: ce_or_die}")
     (tmp_path / "suite.yaml").write_text(text)
     out = run_cli(["run", "suite.yaml", "--executor", "pool", "--workers", "2", "--store",
-                   "db.sqlite", "--no-leaderboard", "--quiet"], tmp_path, site)
+                   "db.sqlite", "--no-leaderboard", "--quiet"], tmp_path, site, toy=True)
     assert "6 cells" in out.stdout, out.stderr
     with sqlite3.connect(tmp_path / "db.sqlite") as con:
         rows = con.execute("SELECT config, status, error FROM cells").fetchall()

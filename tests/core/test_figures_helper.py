@@ -1,12 +1,11 @@
-"""The figure commands' read helper (geobench.report.figures) on a real store, and its
-errors through a plugin's figure command."""
+"""The figure commands' read helper (geobench.report.figures) on a real store."""
 
 import sqlite3
 
 import pytest
 
 import geobench.report.figures as figures
-from geobench.cli import DEFAULT_STORE, main
+from geobench.cli import DEFAULT_STORE
 from geobench.contract.plugins import registry
 from geobench.records import CellResult
 from geobench.report.figures import figure_folder, figure_parser, read_stored
@@ -136,25 +135,3 @@ def test_the_shared_options_match_geobench(tmp_path):
     # figures go where `geobench leaderboard` writes by default: leaderboards/ by the store
     assert str(figure_folder("results/geobench.sqlite")) == "results/leaderboards"
     assert str(figure_folder("db.sqlite")) == "leaderboards"
-
-
-@pytest.mark.parametrize("command", [["projection-figures", "--key", "loss.train", "--out",
-                                      "f.png"], ["alignment-figures"], ["mirror-figures"]])
-def test_a_missing_suite_or_store_is_one_line_and_exit_2(command, stored, tmp_path,
-                                                         monkeypatch, capsys):
-    suite, db = stored
-    monkeypatch.chdir(tmp_path)
-    name, *options = command
-    assert main([name, "missing.yaml", *options]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err == "missing.yaml: no such suite file\n"
-    assert main([name, str(suite), "--store", "nowhere.sqlite", *options]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err == "nowhere.sqlite: results store: no such file\n"
-    assert not (tmp_path / "nowhere.sqlite").exists()
-    (tmp_path / "junk.sqlite").write_text("not a database, " * 100)
-    assert main([name, str(suite), "--store", "junk.sqlite", *options]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1
-    assert err.startswith("junk.sqlite: results store: not a SQLite database")
-    assert (tmp_path / "junk.sqlite").read_text() == "not a database, " * 100

@@ -64,8 +64,8 @@ def test_aggregation_missing_diverged_and_best(tmp_path):
 def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_path):
     text = small_suite(lrs=(0.1, 0.2)).replace(
         "    - {name: nccc, every: 10}", "    - {name: nccc, every: 10}\n"
-        "    - {name: collapse, every: 10}")
-    metrics = ["    - {key: collapse.backbone_erank, label: erank}"] + [
+        "    - {name: effective_rank, every: 10}")
+    metrics = ["    - {key: effective_rank.erank, label: erank}"] + [
         f"    - {{key: nccc.accuracy, label: acc{i}}}" for i in range(11)]
     text = text.replace("    - {key: nccc.accuracy, label: NCCC accuracy}\n"
                         "    - {key: loss.train, label: final loss}", "\n".join(metrics))
@@ -77,7 +77,7 @@ def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_pa
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:
         lr = cell.varied["optimizer.lr"]
-        finals = {"nccc.accuracy": lr + cell.trial_seed, "collapse.backbone_erank": 10 * lr}
+        finals = {"nccc.accuracy": lr + cell.trial_seed, "effective_rank.erank": 10 * lr}
         store.write(cell, CellResult(cell.id, "complete", finals=finals), {})
     md = render(loaded, cells, store, tmp_path / "s.md", registry())
     tables = [block for block in md.split("\n\n") if block.startswith("|")]

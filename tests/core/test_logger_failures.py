@@ -142,13 +142,14 @@ def test_tensorboard_closes_its_writer_when_a_step_fails(tmp_path, monkeypatch, 
     ("local", False), ("pool", False),
     ("pool", True),  # SIGTERM to every process (as Slurm does), then the parent's own
 ])
-def test_a_terminated_run_ends_its_cells_sessions_as_interrupted(tmp_path, executor, group):
+def test_a_terminated_run_ends_its_cells_sessions_as_interrupted(tmp_path, site, executor,
+                                                                  group):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     (tmp_path / "s.yaml").write_text(small_suite(steps=20000, lrs=(0.1,)))
     proc = start_cli(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard",
                       "--executor", executor, "--logger", "tensorboard", "--log-dir", "tb"],
-                     tmp_path, new_session=group)
+                     tmp_path, site, new_session=group, toy=True)
     want = 1 if executor == "local" else 2  # cells running at once
     deadline = time.time() + 120
     while time.time() < deadline and len(_started(tmp_path / "tb")) < want:

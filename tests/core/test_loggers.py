@@ -21,7 +21,7 @@ from geobench.train.logs import run_folder
 from tests.core.suite_text import small_suite
 
 TWO_ARMS = "arms:\n  slow: {optimizer: {lr: 0.02}}\n  fast: {optimizer: {lr: 0.2}}\n"
-CROSS = "    - {name: cka, every: 10}\n"
+CROSS = "    - {name: toy_cka, every: 10}\n"
 
 
 def _suite(tmp_path: Path) -> Path:
@@ -67,7 +67,7 @@ def test_tensorboard_scalars_equal_the_stored_series(tmp_path, executor):
         events = EventAccumulator(str(folder), size_guidance={"scalars": 0, "tensors": 0})
         events.Reload()
         series = stored[cell.id]
-        assert {"slow/loss.train", "fast/loss.train", "slow~fast/cka.debiased"} <= set(series)
+        assert {"slow/loss.train", "fast/loss.train", "slow~fast/toy_cka.debiased"} <= set(series)
         assert set(events.Tags()["scalars"]) == set(series)
         for tag, rows in series.items():
             got = [(e.step, e.value) for e in events.Scalars(tag)]

@@ -27,20 +27,20 @@ from tests.core.suite_text import small_suite
 TWO_ARMS = """\
 name: pair
 base:
-  data: {name: gaussian_mixture, num_classes: 3, dim: 8, n_train: 48, n_test: 24,
+  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 48, n_test: 24,
          batch_size: 16, reference_size: 16}
-  augment: {name: gaussian_noise, sigma: 0.3}
-  backbone: {name: mlp, depth: 2, width: 8}
+  augment: {name: toy_noise, sigma: 0.3}
+  backbone: {name: toy_mlp, depth: 2, width: 8}
   head: {name: identity}
-  objective: {name: cl}
+  objective: {name: toy_nt_xent}
   optimizer: {name: sgd, lr: 0.1}
   train: {steps: 4, device: cpu}
   metrics:
-    - {name: cka, every: 2}
+    - {name: toy_cka, every: 2}
     - {name: nccc, every: 2}
 arms:
-  cl: {objective: {name: cl, tau: 0.5}}
-  nscl: {objective: {name: nscl, tau: 0.5}}
+  cl: {objective: {name: toy_nt_xent, tau: 0.5}}
+  nscl: {objective: {name: toy_ce}}
 grid:
   optimizer.lr: [0.05, 0.1, 0.2]
 seeds: 2
@@ -83,9 +83,10 @@ def world(tmp_path_factory):
         wide = [c for c in _cells(pair, "wide") if c.id not in store.done_ids([c.id])]
         nan = math.nan
         store.write(wide[0], _result(
-            wide[0].id, Status.DIVERGED, {"cl/loss.train": nan, "cl~nscl/cka.debiased": 0.5},
+            wide[0].id, Status.DIVERGED, {"cl/loss.train": nan, "cl~nscl/toy_cka.debiased": 0.5},
             [("cl", "loss.train", 0, 1.0), ("cl", "loss.train", 1, nan),
-             ("cl~nscl", "cka.debiased", 0, 1.0), ("cl~nscl", "cka.debiased", 1, 0.5)]), {})
+             ("cl~nscl", "toy_cka.debiased", 0, 1.0), ("cl~nscl", "toy_cka.debiased", 1, 0.5)]),
+            {})
         store.write(HAND, _result(HAND.id, Status.COMPLETE, {"m.f": 2.0},
                                   [("main", "m.f", 0, 1.0), ("main", "m.f", 1, 2.0)]), {})
     finally:
@@ -156,8 +157,9 @@ def test_load_results_matches_the_results_command(world, capsys, suite, profile)
 def test_a_cross_arm_row_carries_the_measured_arms_config(world):
     rows = [r for r in result_rows(world["db"], suite="pair", profile="smoke")
             if r["arm"] == "cl~nscl"]
-    assert rows and {r["objective.name"] for r in rows} == {"nscl"}
-    assert {(r["metric"], r["field"]) for r in rows} == {("cka", "debiased"), ("cka", "biased")}
+    assert rows and {r["objective.name"] for r in rows} == {"toy_ce"}
+    assert {(r["metric"], r["field"]) for r in rows} == {("toy_cka", "debiased"),
+                                                         ("toy_cka", "biased")}
     assert {r["trial_seed"] for r in rows} == {0, 1}
     assert {r["optimizer.lr"] for r in rows} >= {0.05, 0.1}
 
@@ -173,7 +175,7 @@ def test_a_cell_without_values_gives_one_row_with_its_status(world):
 def test_nan_is_read_back_as_nan(world):
     rows = {(r["arm"], r["metric"]): r["value"]
             for r in result_rows(world["db"], cells=[world["diverged"]])}
-    assert math.isnan(rows[("cl", "loss")]) and rows[("cl~nscl", "cka")] == 0.5
+    assert math.isnan(rows[("cl", "loss")]) and rows[("cl~nscl", "toy_cka")] == 0.5
     steps = [(r["step"], r["value"]) for r in series_rows(world["db"], cells=[world["diverged"]])
              if r["arm"] == "cl"]
     assert steps[0] == (0, 1.0) and steps[1][0] == 1 and math.isnan(steps[1][1])

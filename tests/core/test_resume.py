@@ -1,13 +1,11 @@
 """A real run killed part-way resumes to exactly the missing cells."""
 
-import os
 import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 
+from tests.conftest import run_cli, start_cli
 from tests.core.suite_text import small_suite
 
 STEPS = 60
@@ -24,12 +22,15 @@ def _complete(db) -> int:
         return 0
 
 
+def _site(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    return site
+
+
 def _run(tmp_path, *extra):
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "geobench.cli", "run", "suite.yaml",
-                             "--store", "db.sqlite", "--no-leaderboard", "--quiet", *extra],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return start_cli(["run", "suite.yaml", "--store", "db.sqlite", "--no-leaderboard",
+                      "--quiet", *extra], tmp_path, _site(tmp_path), toy=True)
 
 
 def _kill_after(proc, db, cells: int, sig) -> None:
@@ -69,9 +70,8 @@ def test_killed_run_resumes_exactly_the_missing_cells(tmp_path):
     assert cells == distinct == 8 and dup == 0
     assert len(per_cell) == 1 and len(finals) == 1  # every cell whole, none half-written
 
-    lb = subprocess.run([sys.executable, "-m", "geobench.cli", "leaderboard", "suite.yaml",
-                         "--store", "db.sqlite", "--out", "lb.md"], cwd=tmp_path,
-                        capture_output=True, text=True, timeout=300)
+    lb = run_cli(["leaderboard", "suite.yaml", "--store", "db.sqlite", "--out", "lb.md"],
+                 tmp_path, _site(tmp_path), timeout=300, toy=True)
     assert lb.returncode == 0, lb.stderr
     text = (tmp_path / "lb.md").read_text()
     assert "- cells: 8 (8 complete)" in text

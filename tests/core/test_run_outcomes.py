@@ -13,7 +13,7 @@ import pytest
 from geobench.contract.plugins import registry
 from geobench.records import CellResult, Status
 from geobench.run.leases import new_owner
-from geobench.run.runner import run_suite
+from geobench.run.runner import RunOptions, run_suite
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.conftest import run_cli, start_cli, write_distribution
@@ -70,13 +70,15 @@ def _suite(tmp_path, objectives, steps=12, lrs=(0.1,), seeds=1):
 
 def test_diverged_cells_exit_0_failed_cells_exit_1(tmp_path, site):
     _plugin(site)
-    _suite(tmp_path, ["ce", "spike_ce"])
-    out = run_cli(["run", "suite.yaml", "--store", "a.sqlite", "--quiet"], tmp_path, site)
+    _suite(tmp_path, ["toy_ce", "spike_ce"])
+    out = run_cli(["run", "suite.yaml", "--store", "a.sqlite", "--quiet"], tmp_path, site,
+                  toy=True)
     assert out.returncode == 0, out.stderr
     assert "2 cells: 0 already stored, 2 run (1 complete, 1 diverged, 0 failed)" in out.stdout
 
-    _suite(tmp_path, ["ce", "broken_ce"])
-    out = run_cli(["run", "suite.yaml", "--store", "b.sqlite", "--quiet"], tmp_path, site)
+    _suite(tmp_path, ["toy_ce", "broken_ce"])
+    out = run_cli(["run", "suite.yaml", "--store", "b.sqlite", "--quiet"], tmp_path, site,
+                  toy=True)
     assert out.returncode == 1, out.stderr
     assert "2 cells: 0 already stored, 2 run (1 complete, 0 diverged, 1 failed)" in out.stdout
     assert "Traceback" not in out.stderr
@@ -92,7 +94,7 @@ def test_two_concurrent_runs_execute_each_cell_once(tmp_path, site):
     log = tmp_path / "executions.log"
     env = {"GEOBENCH_TEST_LOG": str(log)}
     args = ["run", "suite.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard"]
-    procs = [start_cli(args, tmp_path, site, env) for _ in range(2)]
+    procs = [start_cli(args, tmp_path, site, env, toy=True) for _ in range(2)]
     outs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
     lines = log.read_text().splitlines()
@@ -118,8 +120,8 @@ def test_a_lease_whose_owner_died_is_taken_over(tmp_path):
     store.db.execute("UPDATE leases SET expires = expires - 3600")  # expired an hour ago
     store.db.commit()
     store.close()
-    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),
-                        quiet=True)
+    summary = run_suite(str(tmp_path / "suite.yaml"),
+                        RunOptions(store=str(tmp_path / "db.sqlite"), quiet=True))
     assert summary.statuses["complete"] == 2 and summary.elsewhere == 0
 
 
@@ -129,7 +131,7 @@ def test_a_live_lease_is_waited_for_then_taken_over_when_it_expires(tmp_path, ca
     assert store.lease(_first_cell_id(tmp_path), "other-host:7:ns:abc", timeout=1.5, since=0)
     store.close()
     start = time.time()
-    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"))
+    summary = run_suite(str(tmp_path / "suite.yaml"), RunOptions(store=str(tmp_path / "db.sqlite")))
     assert summary.statuses["complete"] == 2
     assert time.time() - start >= 1.0  # it waited for the lease to expire
     assert "waiting for 1 cells another run holds (other-host:7:ns:abc)" in (
@@ -140,11 +142,13 @@ def test_a_live_lease_is_waited_for_then_taken_over_when_it_expires(tmp_path, ca
     (signal.SIGINT, "interrupted: finished cells are stored", (130, -2)),  # shell: 130 both
     (signal.SIGTERM, "terminated: finished cells are stored", (143,)),
 ])
-def test_interrupted_or_terminated_run_releases_its_leases(tmp_path, sig, message, codes):
+def test_interrupted_or_terminated_run_releases_its_leases(tmp_path, site, sig, message,
+                                                            codes):
     # long cells: both must hold their leases at once even when a worker starts late
     (tmp_path / "suite.yaml").write_text(small_suite(steps=20000, lrs=(0.1,)))
     proc = start_cli(["run", "suite.yaml", "--store", "db.sqlite", "--quiet",
-                      "--no-leaderboard", "--executor", "pool", "--workers", "2"], tmp_path)
+                      "--no-leaderboard", "--executor", "pool", "--workers", "2"], tmp_path,
+                     site, toy=True)
     db = tmp_path / "db.sqlite"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -196,8 +200,8 @@ def test_max_cells_counts_the_cells_this_run_starts_and_does_not_wait(tmp_path):
     assert store.lease(_first_cell_id(tmp_path), "other-host:7:ns:abc", timeout=600, since=0)
     store.close()
     start = time.time()
-    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),
-                        quiet=True, max_cells=1)
+    summary = run_suite(str(tmp_path / "suite.yaml"),
+                        RunOptions(store=str(tmp_path / "db.sqlite"), quiet=True, max_cells=1))
     assert summary.statuses["complete"] == 1 and time.time() - start < 60
 
 
@@ -231,6 +235,6 @@ def test_a_run_killed_with_sigkill_leaves_no_lease_to_wait_for(tmp_path):
     store.lease(_first_cell_id(tmp_path), ":".join(owner), timeout=60, since=0)
     store.close()
     start = time.time()
-    summary = run_suite(str(tmp_path / "suite.yaml"), store_path=str(tmp_path / "db.sqlite"),
-                        quiet=True)
+    summary = run_suite(str(tmp_path / "suite.yaml"),
+                        RunOptions(store=str(tmp_path / "db.sqlite"), quiet=True))
     assert summary.statuses["complete"] == 2 and time.time() - start < 30

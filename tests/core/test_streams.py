@@ -23,12 +23,12 @@ SUITE = """\
 name: streams
 description: paired-seed checks
 base:
-  data: {name: gaussian_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 64, batch_size: 16,
+  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 64, batch_size: 16,
          reference_size: 32}
-  augment: {name: gaussian_noise, sigma: 0.3}
-  backbone: {name: mlp, depth: 2, width: 16}
+  augment: {name: toy_noise, sigma: 0.3}
+  backbone: {name: toy_mlp, depth: 2, width: 16}
   head: {name: mlp, depth: 2, hidden: 16, out: 8, activation: relu}
-  objective: {name: ce}
+  objective: {name: toy_ce}
   optimizer: {name: sgd, lr: 0.1}
   train: {steps: 12, device: cpu}
   metrics: METRICS

@@ -37,10 +37,10 @@ def test_malformed_suite_is_one_line_exit_2_nothing_stored(tmp_path, monkeypatch
     assert not (tmp_path / "db.sqlite").exists()
 
 
-def test_error_from_the_command_line_has_no_traceback(tmp_path):
+def test_error_from_the_command_line_has_no_traceback(tmp_path, site):
     bad = GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgd, lr: 0.1, momentum: x}")
     (tmp_path / "bad.yaml").write_text(bad)
-    out = run_cli(["validate", "bad.yaml"], tmp_path)
+    out = run_cli(["validate", "bad.yaml"], tmp_path, site, toy=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("bad.yaml:10: base.optimizer.momentum: ")
 

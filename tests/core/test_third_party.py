@@ -1,8 +1,11 @@
-"""A third-party distribution adds a head and a mirror map; both are listed with their
-origin and usable by name in a suite."""
+"""A third-party distribution adds a head and an optimizer; both are listed with their
+origin and usable by name in a suite (with the toy plugin, also installed). A third-party
+mirror map for the bundled mirror plugin: tests/suites/test_third_party_mirror_map.py."""
 
 import json
 import sqlite3
+
+import torch
 
 from tests.conftest import run_cli, write_distribution
 
@@ -13,7 +16,6 @@ from torch import nn
 
 from geobench.contract.api import Params
 from geobench.contract.hookspecs import hookimpl
-from geobench_mirror.maps import MirrorMap
 
 
 class ScaledTanhParams(Params):
@@ -29,21 +31,22 @@ class ScaledTanh(nn.Module):
         return self.scale * torch.tanh(z)
 
 
-class Quartic(MirrorMap):
-    """R = theta^4 / 4."""
-    name = "quartic"
+class SignSGDParams(Params):
+    lr: float = Field(gt=0, description="step size")
 
-    def R(self, t):
-        return t.pow(4) / 4
 
-    def grad_R(self, t):
-        return t.pow(3)
+class SignSGD(torch.optim.Optimizer):
+    """p <- p - lr * sign(grad)."""
 
-    def grad_Q(self, u):
-        return u.sign() * u.abs().pow(1 / 3)
+    def __init__(self, params, lr):
+        super().__init__(params, {"lr": lr})
 
-    def Q(self, u):
-        return 0.75 * u.abs().pow(4 / 3)
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad.sign(), alpha=-group["lr"])
 
 
 @hookimpl
@@ -53,40 +56,47 @@ def register_heads(register):
 
 
 @hookimpl
-def register_mirror_maps(register):
-    register("quartic", lambda p, ctx: Quartic(), doc="R = theta^4 / 4")
+def register_optimizers(register):
+    register("sign_sgd", lambda p, ctx: SignSGD(ctx.model.parameters(), p.lr),
+             params=SignSGDParams, doc="sign of the gradient")
 '''
 
 SUITE = """\
 name: third_party
 base:
-  data: {name: student_teacher, n_train: 64, n_test: 32, batch_size: 64, reference_size: 16}
-  backbone: {name: mlp, depth: 2, width: 8, out_dim: 1, bias: false}
+  data: {name: toy_mixture, n_train: 64, n_test: 32, batch_size: 64, reference_size: 16}
+  augment: {name: toy_none}
+  backbone: {name: toy_mlp, depth: 2, width: 8}
   head: {name: scaled_tanh, scale: 3.0}
-  objective: {name: logistic}
-  optimizer: {name: mirror_descent, lr: 0.05, mirror_map: {name: quartic}}
+  objective: {name: toy_ce}
+  optimizer: {name: sign_sgd, lr: 0.05}
   train: {steps: 15, device: cpu}
 """
 
 
-def test_third_party_head_and_mirror_map(site, tmp_path):
+def test_third_party_head_and_optimizer(site, tmp_path):
     write_distribution(site, "gb-example", "0.3", "example", "gb_example", PLUGIN)
-    listed = run_cli(["list", "--json"], tmp_path, site)
+    listed = run_cli(["list", "--json"], tmp_path, site, toy=True, autoload=True)
     assert listed.returncode == 0, listed.stderr
     entries = {(e["kind"], e["name"]): e for e in map(json.loads, listed.stdout.splitlines())}
-    head, mmap = entries[("heads", "scaled_tanh")], entries[("mirror_maps", "quartic")]
-    assert head["origin"] == mmap["origin"] == "example (gb-example)"
+    head, opt = entries[("heads", "scaled_tanh")], entries[("optimizers", "sign_sgd")]
+    assert head["origin"] == opt["origin"] == "example (gb-example)"
     assert head["version"] == "0.3"
     assert head["params"][0] == {"name": "scale", "type": "float", "default": "2.0",
                                  "doc": "output scale"}
 
     (tmp_path / "s.yaml").write_text(SUITE)
-    out = run_cli(["run", "s.yaml", "--store", "db.sqlite", "--quiet"], tmp_path, site)
+    out = run_cli(["run", "s.yaml", "--store", "db.sqlite", "--quiet"], tmp_path, site,
+                  toy=True, autoload=True)
     assert out.returncode == 0, out.stderr
     with sqlite3.connect(tmp_path / "db.sqlite") as con:
         status, config = con.execute("SELECT status, config FROM cells").fetchone()
+        losses = [v for (v,) in con.execute(
+            "SELECT value FROM series WHERE metric = 'loss.train' ORDER BY step")]
     assert status == "complete"
     arm = json.loads(config)["arms"]["main"]
     assert arm["head"] == {"name": "scaled_tanh", "scale": 3.0}
-    assert arm["optimizer"]["mirror_map"] == {"name": "quartic"}
+    assert arm["optimizer"] == {"name": "sign_sgd", "lr": 0.05}
     assert json.loads(config)["versions"]["example (gb-example)"] == "0.3"
+    assert json.loads(config)["versions"]["toy (geobench-toy)"] == "0.1"
+    assert torch.tensor(losses).isfinite().all() and losses[-1] < losses[0]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from geobench.cli import main
 from geobench.contract.api import FieldDoc
 from geobench.contract.plugins import registry
 
@@ -49,3 +52,12 @@ def test_directions_as_declared() -> None:
         "diagnostic")
     assert reg.get("metrics", "balance").field_doc("drift").direction == "diagnostic"
     assert reg.get("metrics", "balance").field_doc("nonexistent") is None
+
+
+def test_list_shows_what_each_metric_field_measures(capsys):
+    assert main(["list", "metrics"]) == 0
+    out = capsys.readouterr().out
+    assert "-> accuracy [fraction] (higher): held-out accuracy" in out
+    assert main(["list", "metrics", "--json"]) == 0
+    rows = {r["name"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert rows["hessian_tracking"]["fields"]["K_lambda_min"]["direction"] == "diagnostic"

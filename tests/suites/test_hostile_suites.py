@@ -1,0 +1,24 @@
+"""Malformed suites whose error comes from a bundled plugin's component (the core's corpus
+is tests/core/hostile): one line naming the file, line and key; exit 2, nothing stored."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.core.test_hostile_suites import check_refused, expected
+
+HOSTILE = Path(__file__).parent / "hostile"
+CORPUS = sorted(HOSTILE.glob("*.yaml"))
+
+
+def test_the_corpus_is_there():
+    assert len(CORPUS) >= 2
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_malformed_suite_gets_one_line(path, command, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "db.sqlite"
+    check_refused([command, str(path), "--store", str(store)] if command == "run"
+                  else [command, str(path)], path, expected(path), store, capsys)
