@@ -1,6 +1,15 @@
 """Params models of a plugin's components, at their stable, torch-free import path (defined
 in ``geobench.contract.params``)."""
 
-from geobench.contract.params import DataParams, Direction, FieldDoc, MetricParams, Nested, Params
+from geobench.contract.params import (
+    DataParams,
+    Direction,
+    EmptyParams,
+    FieldDoc,
+    MetricParams,
+    Nested,
+    Params,
+)
 
-__all__ = ["DataParams", "Direction", "FieldDoc", "MetricParams", "Nested", "Params"]
+__all__ = ["DataParams", "Direction", "EmptyParams", "FieldDoc", "MetricParams", "Nested",
+           "Params"]

@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from geobench.contract.params import (
     DataParams,
     Direction,
+    EmptyParams,
     FieldDoc,
     MetricParams,
     Nested,
@@ -342,6 +343,6 @@ Factory = Callable[[Any, BuildContext], Any]
 
 
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
-           "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger", "Metric",
-           "MetricContext", "MetricParams", "MirrorMap", "Nested", "Objective", "Params",
-           "StepEvent"]
+           "EmptyParams", "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger",
+           "Metric", "MetricContext", "MetricParams", "MirrorMap", "Nested", "Objective",
+           "Params", "StepEvent"]

@@ -7,7 +7,8 @@ Registering a component needs only these, so listing components never imports to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,6 +17,10 @@ class Params(BaseModel):
     """Base of every component's parameter model: unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EmptyParams(Params):
+    """A component without parameters."""
 
 
 @dataclass(frozen=True)
@@ -38,16 +43,33 @@ def nested_kinds(model: type[BaseModel]) -> dict[str, str]:
             for meta in info.metadata if isinstance(meta, Nested)}
 
 
-def nested_specs(value: Any) -> list[tuple[tuple[Any, ...], Any]]:
-    """(location inside the field, spec) of every component spec in a nested field's value:
-    the value itself when it has a ``name``, else each value of a mapping or item of a list."""
+def nested_specs(model: type[BaseModel], field: str, value: Any
+                 ) -> list[tuple[tuple[Any, ...], Any]]:
+    """(location inside the field, spec) of every component spec in ``value``, the value of
+    the ``Nested`` field ``field`` of ``model``. The field's type says what it holds: a
+    mapping of specs (``dict[str, dict[...]]``), a list or tuple of specs, or else one spec."""
     if value is None:
         return []
-    if isinstance(value, dict) and "name" not in value:
+    shape = _shape(model.model_fields[field].annotation)
+    if shape == "map":
         return [((key,), spec) for key, spec in value.items()]
-    if isinstance(value, list):
+    if shape == "list":
         return [((i,), spec) for i, spec in enumerate(value)]
     return [((), value)]
+
+
+def _shape(annotation: Any) -> str:
+    """``map``, ``list`` or ``one``: what a ``Nested`` field of this type (``X | None``: X)
+    holds."""
+    if get_origin(annotation) in (Union, UnionType):
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    origin = get_origin(annotation)
+    if origin in (list, tuple):
+        return "list"
+    args = get_args(annotation)
+    if origin is dict and len(args) == 2 and dict in (args[1], get_origin(args[1])):
+        return "map"
+    return "one"
 
 
 class DataParams(Params):

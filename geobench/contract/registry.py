@@ -10,15 +10,11 @@ from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hookspecs import KINDS
-from geobench.contract.params import FieldDoc, Params
+from geobench.contract.params import EmptyParams, FieldDoc
 
 if TYPE_CHECKING:
     from geobench.contract.api import BuildContext, Factory
     from geobench.contract.spec import Component
-
-
-class EmptyParams(Params):
-    """A component without parameters."""
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ def read_stored(suite: str | Path, profile: str = "smoke", store: str | Path = D
         raise StoreError(f"{path}: results store: "
                          f"{'not a file' if path.exists() else 'no such file'}")
     ids = [c.id for c in cells]
-    opened = Store(path)
+    opened = Store(path, read_only=True)
     try:
         rows = opened.cells(ids)
         found = [c for c in ids if c in rows]

@@ -226,6 +226,9 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     (at most ``options.max_cells`` of them). Each cell is leased in the store before it
     runs, so runs sharing the store split the cells; a lease its owner has not renewed for
     ``options.lease_timeout`` seconds is taken over."""
+    if options is not None and not isinstance(options, RunOptions):
+        raise TypeError(f"run_suite(path, RunOptions(...)): options is a RunOptions, not "
+                        f"{type(options).__name__}")
     o = options or RunOptions()
     reg = registry()
     loaded = load_suite(path)

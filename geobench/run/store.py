@@ -98,9 +98,15 @@ def describe_store_error(exc: BaseException) -> str:
 
 class Store:
     @_guarded
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        """Open (and create) the store at ``path``; ``read_only``: open an existing store
+        for reading, creating and changing nothing."""
         self.path = Path(path)
         self.db: sqlite3.Connection | None = None
+        if read_only:
+            self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                      timeout=LOCK_TIMEOUT_S, isolation_level=None)
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit: every write is an explicit BEGIN IMMEDIATE (see _writing)
         self.db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)

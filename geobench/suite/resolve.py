@@ -21,6 +21,7 @@ from geobench.suite.merge import Accepts, View, assign, merge_run
 from geobench.suite.yamlio import SuiteError
 
 METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
+MAX_NESTING = 8  # components inside components inside ...
 
 
 Assignment = list[tuple[str, Any, Loc]]
@@ -103,10 +104,15 @@ def _resolve_arm(
 
 
 def _component(registry: Registry, kind: str, name: str, given: dict[str, Any], path: Loc,
-               fail: Any, versions: dict[str, str]) -> BaseModel:
+               fail: Any, versions: dict[str, str], within: tuple[str, ...] = ()) -> BaseModel:
     """The params of component ``name`` of ``kind`` validated by its model, with the specs of
     its ``Nested`` fields validated in turn and their defaults filled in; adds the version
-    of every plugin involved to ``versions``."""
+    of every plugin involved to ``versions``. ``within``: the components this one is nested
+    in, at most ``MAX_NESTING`` (defaults that name their own component never end)."""
+    here = f"{kind[:-1]} {name!r}"
+    if len(within) >= MAX_NESTING:
+        raise fail(path, f"components nested more than {MAX_NESTING} deep: "
+                         f"{' > '.join([*within, here])}")
     try:
         entry = registry.get(kind, name)
         params = entry.params.model_validate(given)
@@ -122,20 +128,22 @@ def _component(registry: Registry, kind: str, name: str, given: dict[str, Any], 
     versions[entry.origin] = entry.version
     filled = {}
     for field, inner_kind in nested_kinds(entry.params).items():
-        value = copy.deepcopy(getattr(params, field))
-        for loc, spec in nested_specs(value):
+        given_value = getattr(params, field)
+        value = copy.deepcopy(list(given_value) if isinstance(given_value, tuple) else given_value)
+        for loc, spec in nested_specs(entry.params, field, value):
             at = path + (field, *loc)
             if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
                 raise fail(at, f"a nested component is a mapping with 'name' (a registered "
                                f"{inner_kind[:-1]})")
             inner = _component(registry, inner_kind, spec["name"],
-                               {k: v for k, v in spec.items() if k != "name"}, at, fail, versions)
+                               {k: v for k, v in spec.items() if k != "name"}, at, fail,
+                               versions, (*within, here))
             full = {"name": spec["name"], **inner.model_dump(mode="json")}
             if loc:
                 value[loc[0]] = full
             else:
                 value = full
-        filled[field] = value
+        filled[field] = tuple(value) if isinstance(given_value, tuple) else value
     return params.model_copy(update=filled) if filled else params
 
 

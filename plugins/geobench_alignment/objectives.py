@@ -14,7 +14,7 @@ from pydantic import Field
 from torch import Tensor, nn
 
 from geobench.api import Arm, Batch, BuildContext, Objective, Params
-from geobench.contract.registry import EmptyParams
+from geobench.params import EmptyParams
 from geobench_alignment import losses
 
 

@@ -17,7 +17,7 @@ def register_commands(cli):
 
 @hookimpl
 def register_objectives(register):
-    from geobench.contract.registry import EmptyParams
+    from geobench.params import EmptyParams
     from geobench_alignment.objectives import (
         ContrastiveParams,
         NSCLParams,

@@ -85,13 +85,14 @@ def assign_maps(
 
 
 def optimizer_maps(
-    model: nn.Module, optimizer_spec: dict[str, Any], registry: Registry,
-    device: torch.device | None = None,
+    model: nn.Module, optimizer_spec: dict[str, Any], device: torch.device | None = None, *,
+    registry: Registry,
 ) -> list[tuple[str, Tensor, MirrorMap]]:
     """The map of every trainable parameter under the optimizer ``optimizer_spec``.
 
-    ``mirror_descent`` specs are resolved as the optimizer resolves them; any other
-    optimizer is gradient-based and gets the euclidean map (R = θ²/2).
+    ``mirror_descent`` specs are resolved as the optimizer resolves them (maps built
+    through ``registry``); any other optimizer is gradient-based and gets the euclidean map
+    (R = θ²/2).
     """
     named = trainable(model)
     spec = dict(optimizer_spec)

@@ -64,7 +64,7 @@ def arm_maps(ctx: MetricContext) -> list[tuple[str, Tensor, MirrorMap]]:
         spec: dict[str, Any] = ctx.spec.get("optimizer") or {"name": "sgd"}
         if ctx.registry is None:
             raise ValueError("a context without an optimizer needs ctx.registry to build maps")
-        return optimizer_maps(ctx.arm, spec, ctx.registry, device_of(ctx.arm))
+        return optimizer_maps(ctx.arm, spec, device_of(ctx.arm), registry=ctx.registry)
     of_param = {id(p): group.get("mirror_map") for group in ctx.optimizer.param_groups
                 for p in group["params"]}
     euclidean = maps.euclidean()

@@ -35,7 +35,7 @@ def register_commands(cli):
 
 @hookimpl
 def register_mirror_maps(register):
-    from geobench.contract.registry import EmptyParams
+    from geobench.params import EmptyParams
     from geobench_mirror import maps
 
     register("euclidean", lambda params, ctx: maps.euclidean(), params=EmptyParams,
@@ -59,7 +59,7 @@ def register_optimizers(register):
 
 @hookimpl
 def register_objectives(register):
-    from geobench.contract.registry import EmptyParams
+    from geobench.params import EmptyParams
     from geobench_mirror.objectives import Exponential, Logistic
 
     register("logistic", lambda params, ctx: Logistic(), params=EmptyParams,

@@ -19,8 +19,8 @@ class SpyStore(Store):
 
     opened: list["SpyStore"] = []
 
-    def __init__(self, path):
-        super().__init__(path)
+    def __init__(self, path, read_only=False):
+        super().__init__(path, read_only)
         SpyStore.opened.append(self)
 
 
@@ -108,9 +108,6 @@ def test_the_store_is_closed_when_read_returns_or_fails(stored, monkeypatch):
     with pytest.raises(StoreError, match="corrupt"):
         read_stored(suite, store=db, series=["loss.train"])
     assert len(SpyStore.opened) == 2 and closed(SpyStore.opened[1])
-    # nothing holds the file: WAL mode drops its -wal and -shm files with the last connection
-    assert not db.with_name(db.name + "-wal").exists()
-    assert not db.with_name(db.name + "-shm").exists()
 
 
 def test_a_missing_store_is_an_error_and_is_not_created(stored, tmp_path):
@@ -118,6 +115,18 @@ def test_a_missing_store_is_an_error_and_is_not_created(stored, tmp_path):
     with pytest.raises(StoreError, match="no such file"):
         read_stored(suite, store=tmp_path / "none" / "db.sqlite")
     assert not (tmp_path / "none").exists()
+
+
+def test_reading_changes_nothing_in_the_store_file(stored, tmp_path):
+    suite, db = stored
+    before = db.read_bytes()
+    read_stored(suite, store=db, series=["loss.train"])
+    assert db.read_bytes() == before
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")  # not a store: refused, and not turned into one
+    with pytest.raises(StoreError):
+        read_stored(suite, store=empty)
+    assert empty.read_bytes() == b""
 
 
 def test_the_shared_options_match_geobench(tmp_path):

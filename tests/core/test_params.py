@@ -56,10 +56,20 @@ def test_nested_kinds_are_the_marked_fields():
     assert nested_kinds(DataParams) == {}
 
 
-def test_nested_specs_of_one_spec_a_mapping_or_a_list():
+class Shapes(Params):
+    one: Annotated[dict[str, Any] | None, Nested("mirror_maps")] = None
+    by_name: Annotated[dict[str, dict[str, Any]], Nested("mirror_maps")] = {}
+    listed: Annotated[list[dict[str, Any]], Nested("mirror_maps")] = []
+    frozen: Annotated[tuple[dict[str, Any], ...], Nested("mirror_maps")] = ()
+
+
+def test_nested_specs_by_the_fields_type():
     one = {"name": "quartic", "p": 4}
-    assert nested_specs(None) == []
-    assert nested_specs(one) == [((), one)]
-    assert nested_specs({"w": one, "b": {"name": "l2"}}) == [(("w",), one),
-                                                              (("b",), {"name": "l2"})]
-    assert nested_specs([one, {"name": "l2"}]) == [((0,), one), ((1,), {"name": "l2"})]
+    assert nested_specs(Shapes, "one", None) == []
+    assert nested_specs(Shapes, "one", one) == [((), one)]
+    assert nested_specs(Shapes, "one", {}) == [((), {})]  # a spec without name: refused later
+    assert nested_specs(Shapes, "by_name", {"w": one, "name": {"name": "l2"}}) == [
+        (("w",), one), (("name",), {"name": "l2"})]  # a key called 'name' is a key
+    assert nested_specs(Shapes, "listed", [one, {"name": "l2"}]) == [
+        ((0,), one), ((1,), {"name": "l2"})]
+    assert nested_specs(Shapes, "frozen", (one,)) == [((0,), one)]

@@ -60,11 +60,11 @@ grid:
 """
 
 
-def _resolve(tmp_path, text=SUITE, assignment=(), arms_text=""):
+def _resolve(tmp_path, text=SUITE, assignment=(), arms_text="", reg=None):
     path = tmp_path / "s.yaml"
     path.write_text(text + arms_text)
     loaded = load_suite(path)
-    reg = _registry()
+    reg = reg or _registry()
     view = profile_view(loaded, "smoke", None, accepts_of(reg))
     return resolve_cell(loaded, reg, view, list(assignment), accepts_of(reg)), str(path)
 
@@ -99,7 +99,7 @@ def test_nested_components_are_validated_and_filled_in(tmp_path):
     with pytest.raises(SuiteError, match=r"s.yaml:6: base.optimizer.maps.name: 'quartc' is not "
                                          r"a registered mirror_map \(did you mean 'quartic'\?\)"):
         _resolve(tmp_path, bad)
-    with pytest.raises(SuiteError, match="base.optimizer.maps.x: a nested component is a "
+    with pytest.raises(SuiteError, match="base.optimizer.maps: a nested component is a "
                                          "mapping with 'name'"):
         _resolve(tmp_path, text.replace("{name: quartic}", "{x: 3}"))
 
@@ -139,3 +139,17 @@ def test_arms_share_data_augment_and_train(tmp_path):
     with pytest.raises(SuiteError, match=r"s.yaml:13: arms.b.data: arms train in lockstep and "
                                          r"must share 'data'"):
         _resolve(tmp_path, arms_text=arms_text)
+
+
+class LoopParams(Params):
+    inner: Annotated[dict[str, Any] | None, Nested("mirror_maps")] = {"name": "loop"}
+
+
+def test_defaults_that_nest_a_component_in_itself_are_refused(tmp_path):
+    reg = _registry()
+    reg.add(Entry("mirror_maps", "loop", lambda p, c: None, LoopParams, "", "maps (m)", "2.0"))
+    text = SUITE.replace("optimizer: {name: sgd}", "optimizer: {name: md, maps: {name: loop}}")
+    with pytest.raises(SuiteError, match=r"base.optimizer.maps.inner.inner.inner.inner.inner."
+                                         r"inner.inner: components nested more than 8 "
+                                         r"deep: optimizer 'md' > mirror_map 'loop' > "):
+        _resolve(tmp_path, text, reg=reg)

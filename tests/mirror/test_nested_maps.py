@@ -44,10 +44,10 @@ def one_line(capsys) -> str:
 def test_the_params_model_declares_its_nested_fields():
     assert nested_kinds(MirrorDescentParams) == {"mirror_map": "mirror_maps",
                                                  "maps": "mirror_maps"}
-    assert nested_specs({"name": "pnorm"}) == [((), {"name": "pnorm"})]
-    assert nested_specs({"0.*": {"name": "a"}, "*": {"name": "b"}}) == [
-        (("0.*",), {"name": "a"}), (("*",), {"name": "b"})]
-    assert nested_specs(None) == []
+    assert nested_specs(MirrorDescentParams, "mirror_map", {"name": "pnorm"}) == [
+        ((), {"name": "pnorm"})]
+    assert nested_specs(MirrorDescentParams, "maps", {"0.*": {"name": "a"}, "*": {"name": "b"}}
+                        ) == [(("0.*",), {"name": "a"}), (("*",), {"name": "b"})]
 
 
 def test_validate_refuses_an_unknown_map_with_did_you_mean(tmp_path, capsys):

@@ -52,7 +52,7 @@ def test_per_pattern_maps_first_match_wins():
             "maps": {"0.*": {"name": "hypentropy", "lam": 0.5}, "*.weight": {"name": "pnorm"},
                      "*": {"name": "euclidean"}}}
     opt = reg.build("optimizers", spec, ctx_for(net))
-    assigned = {name: m for name, _, m in optimizer_maps(net, spec, reg)}
+    assigned = {name: m for name, _, m in optimizer_maps(net, spec, registry=reg)}
     assert assigned == {"0.weight": maps.hypentropy(0.5), "1.weight": maps.pnorm(3.0)}
     groups = {repr(g["mirror_map"]): g["params"] for g in opt.param_groups}
     assert groups["hypentropy(lam=0.5)"][0] is net[0].weight
