@@ -32,6 +32,19 @@ class BiasFreeMLP(nn.Module):
         return x
 
 
+TINY_BASE = """\
+base:
+  data: {name: student_teacher, dim: 6, n_train: 48, n_test: 64, batch_size: 48,
+         reference_size: 8, margin: 0.2}
+  backbone: {name: mlp, depth: 2, width: 12, out_dim: 1, bias: false}
+  head: {name: identity}
+  objective: {name: exponential}
+  optimizer: {name: mirror_descent, lr: 0.2}
+  train: {steps: 40, device: cpu}
+"""
+"""The base of the tiny mirror suites: bias-free 2-layer ReLU students, exponential loss,
+mirror descent, 40 full-batch steps on the CPU."""
+
 def make_arm(dims: list[int], seed: int = 0, dtype: torch.dtype = torch.float64) -> Arm:
     torch.manual_seed(seed)
     return Arm(BiasFreeMLP(dims), nn.Identity(), Logistic()).to(dtype)

@@ -11,17 +11,9 @@ from geobench.contract.plugins import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
+from tests.mirror.helpers import TINY_BASE
 
-SUITE = """\
-name: mirror_report
-base:
-  data: {name: student_teacher, dim: 6, n_train: 48, n_test: 64, batch_size: 48,
-         reference_size: 8, margin: 0.2}
-  backbone: {name: mlp, depth: 2, width: 12, out_dim: 1, bias: false}
-  head: {name: identity}
-  objective: {name: exponential}
-  optimizer: {name: mirror_descent, lr: 0.2}
-  train: {steps: 40, device: cpu}
+SUITE = "name: mirror_report\n" + TINY_BASE + """\
   metrics:
     - {name: neuron_histogram, bins: 2, low: 0.01}
     - {name: pruning_curve, fractions: [0.0, 0.5]}

@@ -9,17 +9,9 @@ import sqlite3
 import pytest
 
 from geobench.cli import main as geobench
+from tests.mirror.helpers import TINY_BASE
 
-SUITE = """\
-name: mirror_tiny
-base:
-  data: {name: student_teacher, dim: 6, n_train: 48, n_test: 64, batch_size: 48,
-         reference_size: 8, margin: 0.2}
-  backbone: {name: mlp, depth: 2, width: 12, out_dim: 1, bias: false}
-  head: {name: identity}
-  objective: {name: exponential}
-  optimizer: {name: mirror_descent, lr: 0.2}
-  train: {steps: 40, device: cpu}
+SUITE = "name: mirror_tiny\n" + TINY_BASE + """\
   metrics:
     - {name: q_margin, every: 20}
     - {name: alignment_time, every: 20}
