@@ -45,6 +45,7 @@ base:
 """The base of the tiny mirror suites: bias-free 2-layer ReLU students, exponential loss,
 mirror descent, 40 full-batch steps on the CPU."""
 
+
 def make_arm(dims: list[int], seed: int = 0, dtype: torch.dtype = torch.float64) -> Arm:
     torch.manual_seed(seed)
     return Arm(BiasFreeMLP(dims), nn.Identity(), Logistic()).to(dtype)
