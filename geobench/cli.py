@@ -162,6 +162,10 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
     cl = sub.add_parser("claims", help="the suite's claims with effect, 95%% CI and verdict")
     _suite_args(cl)
     cl.add_argument("--json", action="store_true", help="JSON lines, one object per claim")
+    cl.add_argument("--units", action="store_true",
+                    help="every unit of every claim and part: the values that entered its "
+                         "interval, or why it was left out")
+    cl.add_argument("--csv", action="store_true", help="with --units: as CSV")
     col = sub.add_parser("collect", help="store results that slurm array tasks have written")
     _suite_args(col)
     col.add_argument("--folder", help="the jobs' folder (default: the suite's, else "
@@ -350,20 +354,29 @@ def cmd_leaderboard(args) -> int:
 
 
 def cmd_claims(args) -> int:
-    from geobench.report.claims import claims_table, evaluate
+    from geobench.contract.plugins import registry
+    from geobench.report.claims import evaluate
+    from geobench.report.claims_report import UNIT_COLUMNS, claims_table, unit_rows, units_csv
     from geobench.report.values import StoredValues
     from geobench.run.store import Store
 
+    if args.csv and not args.units:
+        print("geobench claims: --csv goes with --units (the unit rows as CSV)", file=sys.stderr)
+        return 2
     loaded, cells = _cells(args)
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
     store = Store(args.store)
     try:
-        verdicts = evaluate(loaded, cells, StoredValues(store, cells))
+        verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
     finally:
         store.close()
-    if args.json:
+    if args.units and args.csv:
+        print(units_csv(verdicts), end="")
+    elif args.units:
+        print(tabulate(unit_rows(verdicts), headers=UNIT_COLUMNS))
+    elif args.json:
         for v in verdicts:
             print(json.dumps(v.as_json()))
     else:

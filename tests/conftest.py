@@ -92,3 +92,15 @@ def site(tmp_path: Path) -> Path:
     path = tmp_path / "site"
     path.mkdir()
     return path
+
+
+@pytest.fixture(scope="session")
+def recompute_claims():
+    """scripts/recompute_claims.py as a module: the independent recomputation of claims."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "recompute_claims.py"
+    spec = importlib.util.spec_from_file_location("recompute_claims", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -93,12 +93,14 @@ class MetricParams(Params):
 
 
 Direction = Literal["higher", "lower", "diagnostic"]
+BINARY = "0/1"
 
 
 @dataclass(frozen=True)
 class FieldDoc:
     """What one field of a metric measures: a description, its unit ("" when
-    dimensionless) and which way is better (``diagnostic``: neither)."""
+    dimensionless; ``BINARY``, "0/1", for an outcome that is 0 or 1, whose one-sample claims
+    get exact rate intervals) and which way is better (``diagnostic``: neither)."""
 
     description: str
     unit: str = ""

@@ -1,4 +1,5 @@
-"""Claims of a suite tested on its stored cells: effect, 95% interval, n and a verdict.
+"""Claims of a suite tested on its stored cells: effect, 95% interval, n, p-value and a
+verdict, raw and after Holm's multiplicity correction.
 
 For each claim the tested quantity ``d`` is, per pair of cells (paired form) or per cell
 (one-sample form):
@@ -12,22 +13,32 @@ For each claim the tested quantity ``d`` is, per pair of cells (paired form) or 
 - one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``.
 
 With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``);
-pairs with a non-positive value are excluded.  The unit of replication is the trial seed:
-the ``d`` of one trial seed (several when other grid keys vary) are averaged, since cells of
-one trial seed share data, views and initial weights.  The effect is the mean over trial
-seeds; its 95% interval is Student-t (``ci: t``, the default) or a percentile bootstrap
-(``ci: bootstrap``), over trial seeds.
-The claim is ``d > margin`` (``>`` forms) or ``d < -margin`` (``<`` forms):
+pairs with a non-positive value are excluded.  Every such unit is kept (``Verdict.units``)
+with the values that entered it, or the reason it was left out.  The unit of replication
+is the trial seed: the ``d`` of one trial seed (several when other grid keys vary) are
+averaged, since cells of one trial seed share data, views and initial weights.  The effect
+is the mean over trial seeds; its 95% interval, over trial seeds, is Student-t (``ci: t``),
+a percentile bootstrap (``ci: bootstrap``) or, for one-sample claims on 0/1 outcomes
+(``ci: rate``, the default when every value is 0 or 1), Clopper–Pearson: each trial seed's
+rate over its units first, then k = the sum of those rates out of n trial seeds (a
+[0, 1]-valued seed rate has at most the binomial variance, so the binomial interval on k is
+conservative when a seed's units disagree).  The claim is ``d > margin`` (``>`` forms) or
+``d < -margin`` (``<`` forms):
 
 - ``holds``: the whole interval lies on the claimed side of the margin;
 - ``fails``: the whole interval lies on the other side;
 - ``inconclusive``: the interval contains the margin;
 - ``insufficient``: fewer than 3 trial seeds with a value.
 
-Diverged and failed cells, and values that are missing or NaN, are excluded and counted.
-A claim with ``also`` conditions is tested part by part (each part on the claim's cells or
-its own ``where``); it ``fails`` if a part fails, else is ``insufficient`` if a part is, else
-``holds`` if every part holds, else ``inconclusive``.
+The p-value is two-sided, 2 min(p_holds, p_fails), from the one-sided tests the interval
+inverts (the t distribution's, the bootstrap shares, or the exact binomial's), so a raw
+verdict is decided exactly when p < 0.05.  A claim with ``also`` conditions is tested part by
+part (each part on the claim's cells or its own ``where``); it ``fails`` if a part fails,
+else is ``insufficient`` if a part is, else ``holds`` if every part holds, else
+``inconclusive``; its p_holds is the largest of its parts' (an intersection-union test) and
+its p_fails k times the smallest of its k parts' (Bonferroni inside the claim).  Holm's
+step-down runs over the suite's pre-registered claims with a p-value (family-wise α = 0.05):
+a claim Holm does not reject reads ``inconclusive``; post hoc claims are left out.
 """
 
 from __future__ import annotations
@@ -36,23 +47,52 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tabulate import tabulate
-
+from geobench.contract.params import BINARY
+from geobench.contract.registry import Registry
 from geobench.records import Cell, Status
-from geobench.report.stats import interval
-from geobench.report.values import StoredValues, config_value
+from geobench.report.stats import (
+    binomial_p_values,
+    bootstrap_p_values,
+    clopper_pearson,
+    holm,
+    interval,
+    t_p_values,
+)
+from geobench.report.values import StoredValues, config_value, field_doc
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
 
 MIN_PAIRS = 3
-BAD = (Status.DIVERGED, Status.FAILED)
-PART_KEYS = ("effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "verdict")
+REASONS = {Status.DIVERGED: "diverged", Status.FAILED: "failed"}
+PART_KEYS = ("effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "method",
+             "p_value", "verdict")
+
+
+@dataclass
+class Unit:
+    """One unit of a claim part: a cell and arm (one-sample, arm and stat forms) or a pair of
+    cells (``cell`` the a side, ``cell_b`` the b side), with the values that entered ``d``
+    (``b`` is the threshold c of a one-sample part), or why it was left out."""
+
+    trial_seed: int
+    cell: str
+    arm: str
+    a: float | None
+    b: float | None
+    d: float | None
+    cell_b: str = ""
+    excluded: str = ""
+
+    @property
+    def missing(self) -> bool:
+        return self.excluded.startswith("missing")
 
 
 @dataclass
 class Verdict:
-    """A claim's effect, interval and counts; with ``also``, those of its main part, the
-    combined verdict and every part's own verdict in ``parts`` (the main part first)."""
+    """A claim's effect, interval, counts, p-value and verdicts; with ``also``, those of its
+    main part, the combined verdict and every part's own verdict in ``parts`` (the main part
+    first).  ``verdict_holm`` is None for a post hoc claim (outside the family)."""
 
     claim: Claim
     effect: float | None
@@ -63,15 +103,29 @@ class Verdict:
     excluded: int
     missing: int
     verdict: str
+    method: str = "t"
+    p_holds: float | None = None
+    p_fails: float | None = None
+    units: list[Unit] = field(default_factory=list)
+    rate: tuple[float, int] | None = None  # (k, n) of a rate claim
     parts: list[Verdict] = field(default_factory=list)
+    verdict_holm: str | None = None
+
+    @property
+    def p_value(self) -> float | None:
+        """Two-sided: 2 min(p_holds, p_fails), at most 1; None when untested."""
+        if self.p_holds is None or self.p_fails is None:
+            return None
+        return min(1.0, 2 * min(self.p_holds, self.p_fails))
 
     def as_json(self) -> dict[str, Any]:
         c = self.claim
         out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
-               "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": c.ci,
-               "effect": self.effect, "ci_low": self.ci_low, "ci_high": self.ci_high,
-               "n": self.n, "pairs": self.pairs, "excluded": self.excluded,
-               "missing": self.missing, "verdict": self.verdict}
+               "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": self.method,
+               "posthoc": c.posthoc, "effect": self.effect, "ci_low": self.ci_low,
+               "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
+               "excluded": self.excluded, "missing": self.missing, "p_value": self.p_value,
+               "verdict": self.verdict, "verdict_holm": self.verdict_holm}
         if self.parts:
             keys = ("metric", "stat", "expect", "scale", "margin", "where")
             out["parts"] = [{**{k: getattr(p.claim, k) for k in keys},
@@ -80,39 +134,77 @@ class Verdict:
 
 
 class _Tally:
-    """The d values of one claim by trial seed, with the excluded and missing counts."""
+    """The units of one claim part."""
 
     def __init__(self, claim: Claim, values: StoredValues) -> None:
         self.claim, self.values = claim, values
-        self.d: dict[int, list[float]] = {}
-        self.excluded = self.missing = 0
+        self.units: list[Unit] = []
 
-    def get(self, cell: Cell, arm: str | None, stat: str | None = None) -> float | None:
-        """The claim's value (``stat``, default the claim's) for ``arm`` of ``cell``; None
-        (counted) when unusable."""
+    def get(self, cell: Cell | None, arm: str | None, stat: str | None = None
+            ) -> tuple[float | None, str]:
+        """The raw value (``stat``, default the claim's) for ``arm`` of ``cell``, or None and
+        why it is unusable."""
+        if cell is None:
+            return None, "missing: no partner cell selected"
         status = self.values.status(cell)
         if status == Status.MISSING:
-            self.missing += 1
-            return None
-        value = None if status in BAD else self.values.value(cell, arm, self.claim.metric,
-                                                              stat or self.claim.stat)
-        if value is None or math.isnan(value) or (self.claim.scale == "log" and value <= 0):
-            self.excluded += 1
-            return None
-        return math.log(value) if self.claim.scale == "log" else value
+            return None, "missing: not in the store"
+        if status in REASONS:
+            return None, REASONS[status]
+        value = self.values.value(cell, arm, self.claim.metric, stat or self.claim.stat)
+        if value is None:
+            return None, "no value"
+        if math.isnan(value):
+            return None, "NaN"
+        if self.claim.scale == "log" and value <= 0:
+            return None, "non-positive under scale: log"
+        return value, ""
 
-    def add(self, trial_seed: int, a: float | None, b: float | None) -> None:
-        if a is not None and b is not None:
-            self.d.setdefault(trial_seed, []).append(a - b)
+    def add(self, seed: int, cell: Cell | None, arm: str | None, a: tuple[float | None, str],
+            b: tuple[float | None, str], cell_b: Cell | None = None) -> None:
+        """A unit from its two sides (value, reason); the first reason excludes it."""
+        why = a[1] or b[1]
+        if a[1] and b[1] and a[1] != b[1]:
+            why = f"a: {a[1]}; b: {b[1]}"
+        d = None
+        if not why:
+            tx = math.log if self.claim.scale == "log" else float
+            d = tx(a[0]) - tx(b[0])
+        self.units.append(Unit(seed, cell.id if cell else "", arm or "", a[0], b[0], d,
+                               cell_b.id if cell_b else "", why))
 
-    def per_seed(self) -> list[float]:
-        """The mean d of each trial seed, in seed order."""
-        return [sum(v) / len(v) for _, v in sorted(self.d.items())]
+    def per_seed(self) -> dict[int, list[Unit]]:
+        """The units that entered, by trial seed, in seed order."""
+        seeds: dict[int, list[Unit]] = {}
+        for u in sorted((u for u in self.units if u.d is not None), key=lambda u: u.trial_seed):
+            seeds.setdefault(u.trial_seed, []).append(u)
+        return seeds
 
 
-def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> list[Verdict]:
-    """The verdict of every claim of the suite on ``cells``."""
-    return [evaluate_claim(c, loaded, cells, values) for c in loaded.suite.claims]
+def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
+             registry: Registry | None = None) -> list[Verdict]:
+    """The verdict of every claim of the suite on ``cells``, with Holm's over the family;
+    ``registry`` tells which metric fields are 0/1 outcomes (``ci`` rate by default)."""
+    verdicts = [evaluate_claim(c, loaded, cells, values, registry)
+                for c in loaded.suite.claims]
+    apply_holm(verdicts)
+    return verdicts
+
+
+def apply_holm(verdicts: list[Verdict]) -> None:
+    """Set ``verdict_holm`` of every pre-registered claim: Holm–Bonferroni over those with a
+    p-value; a rejected claim keeps its raw verdict, any other reads ``inconclusive`` (or
+    stays ``insufficient``)."""
+    family = [v for v in verdicts if v.claim.posthoc is None and v.p_value is not None]
+    rejected = dict(zip(map(id, family), holm([v.p_value for v in family])))
+    for v in verdicts:
+        if v.claim.posthoc is not None:
+            v.verdict_holm = None
+        elif v.verdict == "insufficient" or v.p_value is None:
+            v.verdict_holm = "insufficient"
+        else:
+            decided = rejected[id(v)] and v.verdict in ("holds", "fails")
+            v.verdict_holm = v.verdict if decided else "inconclusive"
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -140,13 +232,19 @@ def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str |
 
 
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
-                   values: StoredValues) -> Verdict:
+                   values: StoredValues, registry: Registry | None = None) -> Verdict:
     """The verdict of ``claim``; with ``also``, every part's and the combined one."""
     if not claim.also:
-        return _evaluate_part(claim, loaded, cells, values)
-    parts = [_evaluate_part(p, loaded, cells, values) for p in claim.parts]
-    return replace(parts[0], claim=claim, verdict=combined([p.verdict for p in parts]),
-                   parts=parts)
+        return _evaluate_part(claim, loaded, cells, values, registry)
+    parts = [_evaluate_part(p, loaded, cells, values, registry) for p in claim.parts]
+    verdict = combined([p.verdict for p in parts])
+    p_holds = max(1.0 if p.p_holds is None else p.p_holds for p in parts)
+    tested = [p.p_fails for p in parts if p.p_fails is not None]
+    p_fails = min(1.0, len(parts) * min(tested)) if tested else 1.0
+    untested = verdict == "insufficient"
+    return replace(parts[0], claim=claim, verdict=verdict, parts=parts,
+                   p_holds=None if untested else p_holds,
+                   p_fails=None if untested else p_fails)
 
 
 def combined(verdicts: list[str]) -> str:
@@ -160,38 +258,35 @@ def combined(verdicts: list[str]) -> str:
 
 
 def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
-                   values: StoredValues) -> Verdict:
+                   values: StoredValues, registry: Registry | None) -> Verdict:
     chosen = _chosen(claim, cells)
     tally = _Tally(claim, values)
     compare = claim.compare
     if compare is None:
-        threshold = math.log(claim.threshold) if claim.scale == "log" else claim.threshold
+        threshold = (claim.threshold, "")
         for cell, arms in chosen.values():
             for arm in arms:
-                tally.add(cell.trial_seed, tally.get(cell, arm), threshold)
+                tally.add(cell.trial_seed, cell, arm, tally.get(cell, arm), threshold)
     elif compare.arm is not None:
         for cell, _ in chosen.values():
-            tally.add(cell.trial_seed, tally.get(cell, compare.arm[0]),
-                      tally.get(cell, compare.arm[1]))
+            tally.add(cell.trial_seed, cell, "-".join(compare.arm),
+                      tally.get(cell, compare.arm[0]), tally.get(cell, compare.arm[1]))
     elif compare.stat is not None:
         for cell, arms in chosen.values():
             for arm in arms:
-                tally.add(cell.trial_seed, *(tally.get(cell, arm, s) for s in compare.stat))
+                tally.add(cell.trial_seed, cell, arm,
+                          *(tally.get(cell, arm, s) for s in compare.stat))
     else:
         pairs = _pairs(loaded, [c for c, _ in chosen.values()], compare.key, compare.a,
                        compare.b)
         for a, b in pairs:
             sides = [chosen[c.id][1] for c in (a, b) if c is not None]
             for arm in [x for x in sides[0] if all(x in side for side in sides)]:
-                va = tally.get(a, arm) if a is not None else _absent(tally)
-                vb = tally.get(b, arm) if b is not None else _absent(tally)
-                tally.add((a or b).trial_seed, va, vb)
-    return _verdict(claim, tally)
-
-
-def _absent(tally: _Tally) -> None:
-    tally.missing += 1
-    return None
+                tally.add((a or b).trial_seed, a, arm, tally.get(a, arm), tally.get(b, arm),
+                          cell_b=b)
+    binary = registry is not None and cells and getattr(
+        field_doc(registry, cells[0], claim.metric), "unit", None) == BINARY
+    return _verdict(claim, tally, method_of(claim, bool(binary)))
 
 
 def _pairs(loaded: LoadedSuite, cells: list[Cell], key: str, a: Any, b: Any
@@ -222,70 +317,44 @@ def _going_with(loaded: LoadedSuite, profile: str, key: str) -> set[str]:
     return {k for group in zips if any(_related(g, key) for g in group) for k in group}
 
 
-def _verdict(claim: Claim, tally: _Tally) -> Verdict:
-    d = tally.per_seed()
-    n, pairs = len(d), sum(len(v) for v in tally.d.values())
+def method_of(claim: Claim, binary: bool) -> str:
+    """``ci`` as given, else ``rate`` for a one-sample linear claim on a metric field whose
+    unit is ``BINARY`` (a 0/1 outcome), else ``t``."""
+    if claim.ci is not None:
+        return claim.ci
+    return "rate" if binary and claim.compare is None and claim.scale == "linear" else "t"
+
+
+def _verdict(claim: Claim, tally: _Tally, method: str) -> Verdict:
+    seeds = tally.per_seed()
+    units = tally.units
+    n, pairs = len(seeds), sum(len(v) for v in seeds.values())
+    missing = sum(u.missing for u in units)
+    base = Verdict(claim, None, None, None, n, pairs, len(units) - pairs - missing, missing,
+                   "insufficient", method, units=units)
     if n == 0:
-        return Verdict(claim, None, None, None, 0, 0, tally.excluded, tally.missing,
-                       "insufficient")
-    effect, low, high = interval(d, claim.ci)
-    clean = [None if math.isnan(x) else x for x in (low, high)]
-    if n < MIN_PAIRS or clean[0] is None:
-        verdict = "insufficient"
+        return base
+    sign = 1.0 if claim.expects_greater else -1.0
+    edge = sign * claim.margin  # d must be beyond this
+    if method == "rate":
+        rates = [sum(u.a for u in us) / len(us) for us in seeds.values()]
+        k = sum(rates)
+        low, high = clopper_pearson(k, n)
+        c = claim.threshold
+        effect, low, high = k / n - c, low - c, high - c
+        above, below = binomial_p_values(k, n, c + edge)
+        base.rate = (k, n)
     else:
-        sign = 1.0 if claim.expects_greater else -1.0
-        lo, hi = sorted((sign * low, sign * high))
-        verdict = ("holds" if lo > claim.margin else "fails" if hi < claim.margin
-                   else "inconclusive")
-    return Verdict(claim, effect, clean[0], clean[1], n, pairs, tally.excluded, tally.missing,
-                   verdict)
-
-
-def format_effect(v: Verdict) -> str:
-    """``effect [low, high]``; a log-scale effect as a ratio ``×r [×lo, ×hi]``."""
-    if v.effect is None:
-        return "—"
-    log = v.claim.scale == "log"
-
-    def fmt(x: float | None) -> str:
-        if x is None:
-            return "—"
-        return f"×{math.exp(x):.3g}" if log else f"{x:+.3g}"
-
-    return f"{fmt(v.effect)} [{fmt(v.ci_low)}, {fmt(v.ci_high)}]"
-
-
-def claims_table(verdicts: list[Verdict]) -> str:
-    """The markdown (github) table of verdicts: id, source, statement, effect, n, verdict."""
-    rows = []
-    for v in verdicts:
-        n = str(v.n) + (f" ({v.pairs} pairs)" if v.pairs != v.n else "") \
-            + (f" ({v.excluded} excluded)" if v.excluded else "") \
-            + (f" ({v.missing} missing)" if v.missing else "")
-        parts = v.parts or [v]
-        rows.append([f"`{v.claim.id}`", v.claim.source, v.claim.statement,
-                     " and ".join(f"`{p.claim.metric}` {p.claim.expect}"
-                                  + _own_cells(p.claim, v.claim) for p in parts),
-                     "; ".join(format_effect(p) for p in parts), n, f"**{v.verdict}**"])
-    headers = ["claim", "source", "statement", "tested", "effect [95% CI]", "n (trial seeds)",
-               "verdict"]
-    return markdown_table(rows, headers)
-
-
-def _own_cells(part: Claim, claim: Claim) -> str:
-    """`` at k=v, ...`` for a part that tests other cells than its claim's, else ''."""
-    if part.where == claim.where:
-        return ""
-    alternatives = [", ".join(f"{k}={v}" for k, v in w.items()) for w in part.alternatives]
-    return " at " + " or ".join(alternatives)
-
-
-def md_cell(text: str) -> str:
-    """``text`` safe inside a markdown table cell: a '|' would end the cell."""
-    return text.replace("|", "\\|")
-
-
-def markdown_table(rows: list[list[str]], headers: list[str]) -> str:
-    """A github markdown table of ``rows`` with every cell and header escaped."""
-    return tabulate([[md_cell(c) for c in row] for row in rows],
-                    headers=[md_cell(h) for h in headers], tablefmt="github") + "\n"
+        d = [sum(u.d for u in us) / len(us) for us in seeds.values()]
+        effect, low, high = interval(d, method)
+        test = t_p_values if method == "t" else bootstrap_p_values
+        above, below = test(d, edge) if n >= 2 else (math.nan, math.nan)
+    clean = [None if math.isnan(x) else x for x in (low, high)]
+    base.effect, base.ci_low, base.ci_high = effect, clean[0], clean[1]
+    if n < MIN_PAIRS or clean[0] is None:
+        return base
+    lo, hi = sorted((sign * low, sign * high))
+    base.verdict = ("holds" if lo > claim.margin else "fails" if hi < claim.margin
+                    else "inconclusive")
+    base.p_holds, base.p_fails = (above, below) if sign > 0 else (below, above)
+    return base

@@ -1,11 +1,12 @@
 """A suite's leaderboard: its claims with verdicts, then tables of the metrics over seeds.
 
-Layout: the claims table first; the main table holds the row keys and at most
+Layout: the claims table first; then either the main table (the row keys and at most
 ``MAX_COLUMNS`` columns in all; further metrics, and every metric pivoted by
-``leaderboard.columns``, go into detail tables below it; every number is also written to a
-CSV beside the markdown.  A cell reads ``mean ± h (n=k)`` with ``h`` the half-width of the
-95% Student-t interval over its ``k`` trial seeds.  Bold marks the best value of a column
-only when the metric field declares a direction (``higher`` / ``lower``).
+``leaderboard.columns``, go into detail tables below it) or, with ``leaderboard.tables``,
+one titled table per entry; every number is also written to a CSV beside the markdown.
+A cell reads ``mean ± h (n=k)`` with ``h`` the half-width of the 95% Student-t interval
+over its ``k`` trial seeds.  Bold marks the best value of a column only when the metric
+field declares a direction (``higher`` / ``lower``).  Tables: ``geobench.report.tables``.
 """
 
 from __future__ import annotations
@@ -16,21 +17,25 @@ import math
 import re
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from geobench.contract.api import FieldDoc
 from geobench.contract.registry import Registry
-from geobench.records import SINGLE_ARM, Cell, Status
-from geobench.report.claims import claims_table, evaluate, markdown_table, md_cell
-from geobench.report.stats import t_half_width
+from geobench.records import SINGLE_ARM, Cell
+from geobench.report import tables
+from geobench.report.claims import evaluate
+from geobench.report.claims_report import claims_section
+from geobench.report.markdown import md_cell
+from geobench.report.tables import MISSING, Groups, aggregate
 from geobench.report.values import StoredValues, config_value, field_doc
 from geobench.run.store import Store
-from geobench.suite import LoadedSuite
-from geobench.suite.schema import LeaderboardMetric, PlotSpec
+from geobench.suite import LoadedSuite, get_dotted
+from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
 
-MISSING = "—"
-MAX_COLUMNS = 10
+CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
+"""What the CSV holds of one table: its title (None: the main table), row keys, groups and
+metrics."""
 
 
 def _row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
@@ -42,162 +47,118 @@ def _row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
     return keys + (["arm"] if len(cells[0].arms) > 1 else []) if cells else keys
 
 
-@dataclass
-class Aggregate:
-    """One table cell: the values over trial seeds of one group."""
-
-    values: list[float]
-    expected: int
-    diverged: int
-    agg: str
-    nan: int = 0  # seeds whose value is NaN, counted when the column names what NaN means
-
-    @property
-    def center(self) -> float | None:
-        if not self.values:
-            return None
-        if self.agg == "median":
-            return statistics.median(self.values)
-        return statistics.fmean(self.values)
-
-    @property
-    def half_width(self) -> float:
-        return t_half_width(self.values) if self.agg == "mean" else math.nan
-
-    def text(self, fmt: str, nan: str | None = None) -> str:
-        center = self.center
-        if center is None and self.nan:
-            text = f"{nan} (n={self.nan}/{self.expected})"
-        elif center is None:
-            text = MISSING
-        else:
-            text = format(center, fmt)
-            if not math.isnan(self.half_width):
-                text += f" ± {format(self.half_width, fmt)}"
-            n = len(self.values)
-            text += f" (n={n})" if n == self.expected else f" (n={n}/{self.expected})"
-            text += f" {nan} {self.nan}/{self.expected}" if self.nan else ""
-        return text + (f" †{self.diverged}" if self.diverged else "")
-
-
-def _aggregate(values: StoredValues, members: list[tuple[Cell, str | None]],
-               metric: LeaderboardMetric) -> Aggregate:
-    found, diverged, nan = [], 0, 0
-    for cell, arm in members:
-        status = values.status(cell)
-        if status == Status.DIVERGED:
-            diverged += 1
-        if status != Status.COMPLETE:
-            continue
-        value = values.value(cell, arm, metric.key, metric.stat)
-        if value is not None and not math.isnan(value):
-            found.append(value)
-        elif value is not None and metric.nan is not None:
-            nan += 1
-    return Aggregate(found, len(members), diverged, metric.agg, nan)
-
-
-Groups = dict[tuple, list[tuple[Cell, str | None]]]
-
-
-def _groups(cells: list[Cell], rows: list[str], extra: str | None) -> Groups:
-    """Cells (and arms) by their values of the row keys (and ``extra``, when given)."""
-    arms = list(cells[0].arms) if cells else [SINGLE_ARM]
-    groups: Groups = defaultdict(list)
-    for cell in cells:
-        for arm in (arms if "arm" in rows else [None]):
-            key = tuple(arm if r == "arm" else config_value(cell, r) for r in rows)
-            if extra is not None:
-                key += (config_value(cell, extra),)
-            groups[key].append((cell, arm))
-    return groups
-
-
-def _column(values: StoredValues, groups: Groups, metric: LeaderboardMetric,
-            doc: FieldDoc | None) -> list[str]:
-    aggs = [_aggregate(values, members, metric) for members in groups.values()]
-    texts = [a.text(metric.fmt, metric.nan) for a in aggs]
-    centers = [a.center for a in aggs]
-    present = [c for c in centers if c is not None]
-    if doc is not None and doc.direction != "diagnostic" and len(present) > 1:
-        best = max(present) if doc.direction == "higher" else min(present)
-        texts = [f"**{t}**" if c == best else t for t, c in zip(texts, centers)]
-    return texts
-
-
-def _table(headers: list[str], keys: list[tuple], columns: list[list[str]]) -> str:
-    body = [[str(v) for v in key] + [col[i] for col in columns] for i, key in enumerate(keys)]
-    return markdown_table(body, headers)
-
-
 def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
            registry: Registry) -> str:
     """Write ``out`` (markdown), its CSV and its plots; return the markdown."""
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
     rows = _row_keys(loaded, cells)
-    main_rows = rows + ([spec.columns] if spec.columns else [])
-    docs = [field_doc(registry, cells[0], m.key) if cells else None for m in spec.metrics]
-    groups = _groups(cells, main_rows, None)
-    keys = list(groups)
-    width = max(1, MAX_COLUMNS - len(main_rows))
-    columns = [_column(values, groups, m, d) for m, d in zip(spec.metrics, docs)]
-    labels = [m.label or m.key for m in spec.metrics]
+
+    def doc(metric: LeaderboardMetric) -> FieldDoc | None:
+        return field_doc(registry, cells[0], metric.key) if cells else None
 
     out.parent.mkdir(parents=True, exist_ok=True)
     md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
     if loaded.suite.claims:
-        md += "## Claims\n\n" + claims_table(evaluate(loaded, cells, values)) + "\n"
-        md += "Verdicts: see docs/claims.md for how they are computed and what they do " \
-              "not prove.\n\n"
+        verdicts = evaluate(loaded, cells, values, registry)
+        md += claims_section(verdicts, out, loaded.path, loaded.suite.name)
     md += _header(loaded, cells, values, out.with_suffix(".csv").name)
     md += "## Results\n\n"
-    md += _table(main_rows + labels[:width], keys, columns[:width])
-    md += _legend(spec.metrics, docs)
-    for start in range(width, len(columns), width):
-        md += "\n### More results\n\n"
-        md += _table(main_rows + labels[start:start + width], keys,
-                     columns[start:start + width])
-    if spec.columns:
-        md += _pivots(values, cells, rows, spec.columns, spec.metrics, docs, labels)
-    _write_csv(out.with_suffix(".csv"), values, groups, main_rows, spec.metrics)
+    results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
+                      else _titled(values, cells, rows, spec, doc))
+    md += results
+    _write_csv(out.with_suffix(".csv"), values, parts)
     plots = _plots(loaded, cells, store, out)
     md += "".join(f"\n![{key}]({name})\n" for key, name in plots)
     out.write_text(md)
     return md
 
 
-def _pivots(values: StoredValues, cells: list[Cell], rows: list[str], pivot: str,
-            metrics: list[LeaderboardMetric], docs: list[FieldDoc | None],
-            labels: list[str]) -> str:
-    """One table per metric: the row keys down, the values of ``pivot`` across."""
-    grouped = _groups(cells, rows, pivot)
+def _main(values: StoredValues, cells: list[Cell], rows: list[str], spec: LeaderboardSpec,
+          doc: Callable[[LeaderboardMetric], FieldDoc | None]) -> tuple[str, list[CsvPart]]:
+    """The main table, its legend, its continuations and the pivoted detail tables."""
+    main_rows = rows + ([spec.columns] if spec.columns else [])
+    docs = [doc(m) for m in spec.metrics]
+    groups = tables.group(cells, main_rows)
+    columns = [tables.column(values, groups, m, d) for m, d in zip(spec.metrics, docs)]
+    stated, blocks = tables.markdown(main_rows, list(groups), _labels(spec.metrics), columns,
+                                     spec.labels)
+    md = stated + blocks[0] + _legend(spec.metrics, docs)
+    md += "".join("\n### More results\n\n" + block for block in blocks[1:])
+    if spec.columns:
+        md += _pivots(values, cells, rows, spec, docs)
+    return md, [(None, main_rows, groups, spec.metrics)]
+
+
+def _titled(values: StoredValues, cells: list[Cell], rows: list[str], spec: LeaderboardSpec,
+            doc: Callable[[LeaderboardMetric], FieldDoc | None]) -> tuple[str, list[CsvPart]]:
+    """One ``### <title>`` table per entry of ``leaderboard.tables`` (with continuations),
+    then one legend of every metric."""
+    md, parts, legend = "", [], {}
+    for table in spec.tables or []:
+        table_rows = rows if table.rows is None else table.rows
+        metrics = spec.metrics if table.metrics is None else table.metrics
+        chosen, arms = tables.selected(cells, table.where)
+        groups = tables.ordered(tables.group(chosen, table_rows, arms=arms), table_rows,
+                                table.where)
+        columns = [tables.column(values, groups, m, doc(m)) for m in metrics]
+        stated, blocks = tables.markdown(table_rows, list(groups), _labels(metrics), columns,
+                                         spec.labels)
+        md += f"### {table.title}\n\n" + stated + blocks[0]
+        md += "".join(f"\n### {table.title} (continued)\n\n" + block for block in blocks[1:])
+        md += "\n"
+        parts.append((table.title, table_rows, groups, metrics))
+        for m in metrics:
+            legend.setdefault((_labels([m])[0], m.key, m.stat, m.agg), m)
+    unique = list(legend.values())
+    md += "### Columns\n" + _legend(unique, [doc(m) for m in unique])
+    return md, parts
+
+
+def _labels(metrics: list[LeaderboardMetric]) -> list[str]:
+    return [m.label or m.key for m in metrics]
+
+
+def _pivots(values: StoredValues, cells: list[Cell], rows: list[str], spec: LeaderboardSpec,
+            docs: list[FieldDoc | None]) -> str:
+    """One table per metric: the row keys down, the values of ``spec.columns`` across."""
+    pivot = spec.columns or ""
+    grouped = tables.group(cells, rows, pivot)
     row_keys = list(dict.fromkeys(k[:-1] for k in grouped))
     pivots = list(dict.fromkeys(k[-1] for k in grouped))
+    name = spec.labels.get(pivot, pivot)
     md = ""
-    for metric, doc, label in zip(metrics, docs, labels):
+    for metric, doc, label in zip(spec.metrics, docs, _labels(spec.metrics)):
         columns = []
         for value in pivots:
             sub = {rk: grouped.get(rk + (value,), []) for rk in row_keys}
-            columns.append(_column(values, sub, metric, doc))
-        md += f"\n### {label} by {pivot}\n\n"
-        md += _table(rows + [f"{pivot}={v}" for v in pivots], row_keys, columns)
+            columns.append(tables.column(values, sub, metric, doc))
+        stated, blocks = tables.markdown(rows, row_keys, [f"{name}={v}" for v in pivots],
+                                         columns, spec.labels, max_columns=None)
+        md += f"\n### {label} by {name}\n\n" + stated + blocks[0]
     return md
 
 
-def _write_csv(path: Path, values: StoredValues, groups: Groups, rows: list[str],
-               metrics: list[LeaderboardMetric]) -> None:
+def _write_csv(path: Path, values: StoredValues, parts: list[CsvPart]) -> None:
+    """Every value: the row keys (with titled tables: the table's title, then the union of
+    their row keys, blank where a table has no such key), metric, stat, agg, value, ..."""
+    titled = any(title is not None for title, _, _, _ in parts)
+    keys = list(dict.fromkeys(k for _, rows, _, _ in parts for k in rows)) if titled \
+        else [k for _, rows, _, _ in parts[:1] for k in rows]
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(rows + ["metric", "stat", "agg", "value", "ci95_half_width", "n",
-                                "expected", "diverged"])
-        for key, members in groups.items():
-            for m in metrics:
-                a = _aggregate(values, members, m)
-                writer.writerow([*key, m.key, m.stat, m.agg,
-                                 "" if a.center is None else repr(a.center),
-                                 "" if math.isnan(a.half_width) else repr(a.half_width),
-                                 len(a.values), a.expected, a.diverged])
+        writer.writerow((["table"] if titled else []) + keys + [
+            "metric", "stat", "agg", "value", "ci95_half_width", "n", "expected", "diverged"])
+        for title, rows, groups, metrics in parts:
+            for key, members in groups.items():
+                named = dict(zip(rows, key))
+                cells = [named.get(k, "") for k in keys] if titled else list(key)
+                for m in metrics:
+                    a = aggregate(values, members, m)
+                    writer.writerow([*([title] if titled else []), *cells, m.key, m.stat,
+                                     m.agg, "" if a.center is None else repr(a.center),
+                                     "" if math.isnan(a.half_width) else repr(a.half_width),
+                                     len(a.values), a.expected, a.diverged])
 
 
 def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, csv_name: str
@@ -239,6 +200,32 @@ def _legend(metrics: list[LeaderboardMetric], docs: list[FieldDoc | None]) -> st
     return "\n".join(lines) + "\n"
 
 
+def x_factor(cell: Cell, arm: str, key: str | None) -> float:
+    """What the step is multiplied by on a plot's x axis: ``key``'s value in ``arm`` of
+    ``cell`` (1 without ``key``)."""
+    if key is None:
+        return 1.0
+    value = get_dotted(cell.arms.get(arm, {}), key)
+    return float(config_value(cell, key) if value is None else value)
+
+
+def plot_curves(cells: list[Cell], store: Store, plot: PlotSpec, rows: list[str],
+                labels: dict[str, str]) -> dict[str, list[tuple[float, float]]]:
+    """The curves of ``plot``: label -> (x, mean over trial seeds) points, x = step (times
+    the value of ``plot.x``), NaN values left out."""
+    curves: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
+    by_id = {c.id: c for c in cells
+             if all(config_value(c, k) == v for k, v in plot.where.items())}
+    for cell_id, arm, _metric, step, value in store.series(list(by_id), plot.key):
+        cell = by_id[cell_id]
+        label = ", ".join(f"{labels.get(r, r)}={config_value(cell, r)}" for r in rows) or "run"
+        label += "" if arm == SINGLE_ARM else f" [{arm}]"
+        if not math.isnan(value):
+            curves[label][step * x_factor(cell, arm, plot.x)].append(value)
+    return {label: [(x, statistics.fmean(points[x])) for x in sorted(points)]
+            for label, points in sorted(curves.items())}
+
+
 def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
            ) -> list[tuple[str, str]]:
     spec = loaded.suite.leaderboard
@@ -254,24 +241,15 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
     for plot in spec.plots:
         plot = PlotSpec(key=plot) if isinstance(plot, str) else plot
         key = plot.key
-        curves: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-        by_id = {c.id: c for c in cells
-                 if all(config_value(c, k) == v for k, v in plot.where.items())}
-        for cell_id, arm, _metric, step, value in store.series(list(by_id), key):
-            cell = by_id[cell_id]
-            label = ", ".join(f"{r}={config_value(cell, r)}" for r in rows) or "run"
-            label += "" if arm == SINGLE_ARM else f" [{arm}]"
-            if not math.isnan(value):
-                curves[label][step].append(value)
+        curves = plot_curves(cells, store, plot, rows, spec.labels)
         if not curves:
             continue
         fig, ax = plt.subplots(figsize=(7, 4.2))
-        for label, points in sorted(curves.items()):
-            steps = sorted(points)
-            ax.plot(steps, [statistics.fmean(points[s]) for s in steps], label=label, lw=1.4)
+        for label, points in curves.items():
+            ax.plot([x for x, _ in points], [y for _, y in points], label=label, lw=1.4)
         if plot.logy:
             ax.set_yscale("log")
-        ax.set_xlabel("step")
+        ax.set_xlabel(plot.xlabel or (f"step × {plot.x}" if plot.x else "step"))
         ax.set_ylabel(key)
         ax.set_title(f"{loaded.suite.name}: {key} (mean over trial seeds)")
         ax.legend(fontsize=6, ncol=2)

@@ -15,6 +15,7 @@ from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import RunSpec
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite.load import LoadedSuite, Loc
+from geobench.suite.merge import get_dotted
 
 
 def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
@@ -65,7 +66,7 @@ def check_claims(loaded: LoadedSuite) -> None:
                                       f"'where' (arms: {', '.join(arms)})")
             for key in where:
                 if key != "arm":
-                    check_key(loaded, at + (key,), key, suite.arms)
+                    check_key(loaded, at + (key,), key, suite.arms, ("trial_seed",))
         if claim.compare is not None and claim.compare.key is not None:
             check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
         if len(arms) > 1 and not named:
@@ -75,7 +76,8 @@ def check_claims(loaded: LoadedSuite) -> None:
 
 
 def check_structure(loaded: LoadedSuite) -> None:
-    """Keys outside the run spec: profile arms, exclude entries, leaderboard rows/columns."""
+    """Keys outside the run spec: profile arms, exclude entries, leaderboard rows, columns,
+    labels, plot ``x`` and tables."""
     suite = loaded.suite
     for name, prof in suite.profiles.items():
         for arm in prof.arms:
@@ -96,6 +98,50 @@ def check_structure(loaded: LoadedSuite) -> None:
         check_key(loaded, ("leaderboard", "rows", i), key, suite.arms, extra)
     if board.columns is not None:
         check_key(loaded, ("leaderboard", "columns"), board.columns, suite.arms, extra)
+    for key in board.labels:
+        check_key(loaded, ("leaderboard", "labels", key), key, suite.arms, extra)
+    for i, plot in enumerate(board.plots):
+        if not isinstance(plot, str) and plot.x is not None:
+            check_key(loaded, ("leaderboard", "plots", i, "x"), plot.x, suite.arms)
+    check_tables(loaded)
+
+
+def check_tables(loaded: LoadedSuite) -> None:
+    """``leaderboard.tables``: at least one, unique titles, not with ``columns``; row and
+    ``where`` keys name run-spec keys (or arm, trial_seed), known arms; metrics to show."""
+    suite = loaded.suite
+    board, extra = suite.leaderboard, ("arm", "trial_seed")
+    if board.tables is None:
+        return
+    if not board.tables:
+        raise loaded.fail(("leaderboard", "tables"), "give at least one table (leave "
+                          "'tables' out for the single main table)")
+    if board.columns is not None:
+        raise loaded.fail(("leaderboard", "columns"), "'columns' pivots the main table, "
+                          "which 'tables' replaces; make the key a row key of a table")
+    arms = list(suite.arms) or [SINGLE_ARM]
+    titles: set[str] = set()
+    for i, table in enumerate(board.tables):
+        loc = ("leaderboard", "tables", i)
+        if table.title in titles:
+            raise loaded.fail(loc + ("title",), f"table title {table.title!r} appears "
+                                                "twice; titles are unique")
+        titles.add(table.title)
+        for j, key in enumerate(table.rows or []):
+            check_key(loaded, loc + ("rows", j), key, suite.arms, extra)
+        for key, value in table.where.items():
+            check_key(loaded, loc + ("where", key), key, suite.arms, extra)
+            if isinstance(value, list) and not value:
+                raise loaded.fail(loc + ("where", key), "a list of values needs at least one")
+            named = value if key == "arm" and isinstance(value, list) else \
+                [value] if key == "arm" else []
+            for arm in named:
+                if arm not in arms:
+                    raise loaded.fail(loc + ("where", key), f"table {table.title!r} names "
+                                      f"arm {arm!r}; arms: {', '.join(arms)}")
+        if not (board.metrics if table.metrics is None else table.metrics):
+            raise loaded.fail(loc, f"table {table.title!r} has no metrics: give 'metrics' "
+                                   "to the table or to the leaderboard")
 
 
 def check_components(loaded: LoadedSuite, registry: Registry) -> None:
@@ -165,15 +211,47 @@ def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cel
 
 def check_board_metrics(loaded: LoadedSuite, registry: Registry,
                          cells: dict[str, list[Cell]]) -> None:
-    """Every leaderboard metric and plot is measured in some profile (a profile that does
-    not measure one shows it empty)."""
+    """Every leaderboard metric, table metric and plot is measured in some profile (a
+    profile that does not measure one shows it empty); every table's ``where`` selects a
+    cell of some profile; a plot's ``x`` holds a number in every cell."""
     specs = {k: v for profile in cells.values() for k, v in measured(profile).items()}
     board = loaded.suite.leaderboard
     keys = [(("leaderboard", "metrics", i, "key"), m.key) for i, m in enumerate(board.metrics)]
     keys += [(("leaderboard", "plots", i), p if isinstance(p, str) else p.key)
              for i, p in enumerate(board.plots)]
+    keys += [(("leaderboard", "tables", i, "metrics", j, "key"), m.key)
+             for i, t in enumerate(board.tables or []) for j, m in enumerate(t.metrics or [])]
     for loc, key in keys:
         check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
+    every = [c for profile in cells.values() for c in profile]
+    for i, table in enumerate(board.tables or []):
+        if not any(all(_matches(_config_value(c, k), v) for k, v in table.where.items()
+                       if k != "arm") for c in every):
+            raise loaded.fail(("leaderboard", "tables", i, "where"),
+                              f"table {table.title!r} selects no cell in any profile")
+    for i, plot in enumerate(board.plots):
+        if isinstance(plot, str) or plot.x is None:
+            continue
+        for c in every:
+            for arm, spec in c.arms.items():
+                value = get_dotted(spec, plot.x)
+                value = _config_value(c, plot.x) if value is None else value
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise loaded.fail(("leaderboard", "plots", i, "x"), f"{plot.x!r} is "
+                                      f"{value!r} in arm {arm!r} of a {c.profile!r} cell; x "
+                                      "multiplies the step: a config key holding a number")
+
+
+def _config_value(cell: Cell, key: str) -> Any:
+    """The value of config ``key`` in ``cell`` (as ``geobench.report.values.config_value``
+    reads it): a grid key, else the first arm's spec."""
+    if key in cell.varied:
+        return cell.varied[key]
+    return get_dotted(next(iter(cell.arms.values())), key)
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    return value == wanted or (isinstance(wanted, list) and value in wanted)
 
 
 def non_finite(value: Any, path: Loc = ()) -> Loc | None:

@@ -69,6 +69,21 @@ class PlotSpec(Strict):
     logy: bool = Field(False, description="logarithmic y axis")
     where: dict[str, Any] = Field(default_factory=dict,
                                   description="plot only cells with these config values")
+    x: str | None = Field(None, description="a config key whose value multiplies the step on "
+                          "the x axis (x = step × value), e.g. optimizer.lr")
+    xlabel: str | None = Field(None, description="x-axis label (default: 'step × <x>')")
+
+
+class LeaderboardTable(Strict):
+    """One titled table of a leaderboard's results (docs/suites.md)."""
+
+    title: str = Field(min_length=1, pattern=r"^[^\n]+$", description="one line, unique")
+    where: dict[str, Any] = Field(
+        default_factory=dict, description="cells with these config values (a list: any of "
+        "them); arm: A or [A, B] keeps those arms")
+    rows: list[str] | None = Field(None, description="row keys (default: the leaderboard's)")
+    metrics: list[LeaderboardMetric] | None = Field(
+        None, description="columns (default: the leaderboard's metrics)")
 
 
 class LeaderboardSpec(Strict):
@@ -76,6 +91,10 @@ class LeaderboardSpec(Strict):
     columns: str | None = None
     metrics: list[LeaderboardMetric] = Field(default_factory=list)
     plots: list[str | PlotSpec] = Field(default_factory=list)
+    tables: list[LeaderboardTable] | None = Field(
+        None, description="titled tables shown instead of the single main table")
+    labels: dict[str, str] = Field(default_factory=dict,
+                                   description="row key -> its column header")
 
 
 class Compare(Strict):
@@ -153,11 +172,24 @@ class Claim(Condition):
     where: dict[str, Any] | list[dict[str, Any]] = Field(
         default_factory=dict, description="config values the cells must have (arm: A); a "
         "list value means any of them; a list of such maps means any of the maps")
-    ci: Literal["t", "bootstrap"] = Field("t", description="95% interval: Student-t or "
-                                                           "bootstrap percentile")
+    ci: Literal["t", "bootstrap", "rate"] | None = Field(
+        None, description="95% interval: Student-t, bootstrap percentile or Clopper–Pearson "
+        "(rate; one-sample claims on 0/1 outcomes); default: rate for a one-sample claim whose "
+        "values are all 0 or 1, else t")
+    posthoc: str | None = Field(
+        None, min_length=1, description="why the claim was added or changed after seeing data "
+        "that decide it; marked in the table and left out of the multiplicity family")
     also: list[Condition] = Field(
         default_factory=list, description="further tests, each paired or one-sample, on the "
         "claim's cells or their own 'where'; the claim holds when every part holds")
+
+    @model_validator(mode="after")
+    def _rate(self) -> Claim:
+        if self.ci == "rate" and any(p.compare is not None or p.scale == "log"
+                                     for p in self.parts):
+            raise ValueError("ci: rate tests one-sample claims on 0/1 outcomes ('< c' or "
+                             "'> c', scale linear) in every part")
+        return self
 
     @property
     def parts(self) -> list[Claim]:

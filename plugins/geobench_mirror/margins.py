@@ -162,7 +162,7 @@ class AlignmentTime(Metric):
 ALIGNMENT_TIME_FIELDS = {
     "ratio": FieldDoc("gamma_Q / gamma_phi = (phi_alpha(theta) / (alpha Q(grad R(theta)))"
                       "^(1/alpha))^L: how far theta is into the horizon regime (1: aligned)"),
-    "aligned": FieldDoc("1 while |ratio - 1| <= eps, else 0"),
+    "aligned": FieldDoc("1 while |ratio - 1| <= eps, else 0", "0/1"),
     "step": FieldDoc("first evaluated step at which the arm was aligned (NaN before)",
                      "steps"),
 }

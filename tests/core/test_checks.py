@@ -136,3 +136,18 @@ def test_dataset_sizes_that_pass():
     for params in ({"n_train": 10, "batch_size": 10}, {"n_train": None, "batch_size": 10**6},
                    {"classes": [0, 2], "num_classes": 3}, {"classes": 9}):  # no num_classes
         checks.check_data(SimpleNamespace(**params), _fail)
+
+
+def test_leaderboard_tables_labels_and_plot_x_keys():
+    board = {"metrics": [{"key": "m.f"}], "labels": {"arm": "loss", "tags.x": "x"},
+             "plots": [{"key": "m.f", "x": "optimizer.lr"}],
+             "tables": [{"title": "T", "rows": ["tags.x", "arm"],
+                         "where": {"arm": ["a", "b"], "trial_seed": 0, "tags.y": [1]}},
+                        {"title": "U", "where": {"arm": "b"}}]}
+    checks.check_structure(_loaded(arms={"a": {}, "b": {}}, leaderboard=board))
+    _refused(checks.check_structure,
+             _loaded(arms={"a": {}, "b": {}}, leaderboard={**board, "tables": [
+                 {"title": "T", "where": {"arm": "c"}}]}),
+             where="leaderboard.tables[0].where.arm", words="table 'T' names arm 'c'; arms: a, b")
+    _refused(checks.check_structure, _loaded(leaderboard={**board, "labels": {"lr": "x"}}),
+             where="leaderboard.labels.lr", words="'lr' is not a run-spec key")

@@ -276,10 +276,11 @@ def test_a_claim_on_an_unmeasured_metric_or_field_is_a_suite_error(tmp_path):
 
 
 def test_a_pipe_in_a_statement_does_not_split_the_table_row():
-    from geobench.report.claims import Verdict, claims_table
+    from geobench.report.claims import Verdict
+    from geobench.report.claims_report import claims_table
     from geobench.suite.schema import Claim
 
     claim = Claim(id="k", statement="max|λ(K)| small", metric="m.f", expect="< 1e-9")
     row = claims_table([Verdict(claim, -1.0, -2.0, -0.5, 5, 5, 0, 0, "holds")]).splitlines()[2]
-    assert len(re.findall(r"(?<!\\)\|", row)) == 8  # 7 cells: 8 unescaped separators
+    assert len(re.findall(r"(?<!\\)\|", row)) == 9  # 8 cells: 9 unescaped separators
     assert "max\\|λ(K)\\| small" in row

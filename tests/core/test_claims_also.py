@@ -9,7 +9,8 @@ import pytest
 
 from geobench.cli import main
 from geobench.contract.plugins import registry
-from geobench.report.claims import Verdict, claims_table, combined, evaluate
+from geobench.report.claims import Verdict, combined, evaluate
+from geobench.report.claims_report import claims_table
 from geobench.report.values import StoredValues
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
@@ -161,21 +162,24 @@ def test_malformed_parts_are_refused_in_one_line(tmp_path):
 
 def test_the_table_lists_every_part(tmp_path):
     v = _verdict(tmp_path, _main("{metric: knn.accuracy, expect: '> 0.3'}"))
-    row = claims_table([v]).splitlines()[2]
-    assert "| `nccc.accuracy` > 0.7 and `knn.accuracy` > 0.3 |" in row
-    assert "| +0.115 [+0.0945, +0.136]; +0.23 [+0.189, +0.271] |" in row
-    assert row.endswith("|                 4 | **holds** |")  # the main part's n
+    claim, *parts = [[c.strip() for c in r.split("|")[1:-1]]
+                     for r in claims_table([v]).splitlines()[2:5]]
+    assert claim[:3] == ["`c`", "s", "all 2 parts below"] and claim[6] == "**holds**"
+    assert parts[0][2:5] == ["1. `nccc.accuracy` > 0.7", "+0.115 [+0.0945, +0.136]", "4"]
+    assert parts[1][2:5] == ["2. `knn.accuracy` > 0.3", "+0.23 [+0.189, +0.271]", "4"]
+    assert [p[6] for p in parts] == ["holds", "holds"]
 
 
 def test_a_claim_without_also_renders_as_before():
     claim = Claim(id="k", statement="s", metric="m.f", expect="< 1e-9")
-    v = Verdict(claim, -1.0, -2.0, -0.5, 5, 5, 1, 0, "holds")
-    assert claims_table([v]).splitlines()[2] == (
-        "| `k`     |          | s           | `m.f` < 1e-9 | -1 [-2, -0.5]     | 5 (1 excluded) "
-        "   | **holds** |")
+    v = Verdict(claim, -1.0, -2.0, -0.5, 5, 5, 1, 0, "holds", verdict_holm="holds")
+    row = [c.strip() for c in claims_table([v]).splitlines()[2].split("|")[1:-1]]
+    assert row == ["`k`", "s", "`m.f` < 1e-9", "-1 [-2, -0.5]", "5, 1 excluded", "—",
+                   "**holds**", "holds"]
     assert "parts" not in v.as_json() and list(v.as_json()) == [
-        "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "effect",
-        "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "verdict"]
+        "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "posthoc",
+        "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_value",
+        "verdict", "verdict_holm"]
 
 
 def test_claims_json_has_every_part(tmp_path, capsys):
@@ -187,7 +191,7 @@ def test_claims_json_has_every_part(tmp_path, capsys):
     assert (row["metric"], row["effect"], row["n"]) == ("nccc.accuracy", pytest.approx(0.115), 4)
     assert row["verdict"] == "fails"
     keys = ["metric", "stat", "expect", "scale", "margin", "where", "effect", "ci_low",
-            "ci_high", "n", "pairs", "excluded", "missing", "verdict"]
+            "ci_high", "n", "pairs", "excluded", "missing", "method", "p_value", "verdict"]
     assert [list(p) for p in row["parts"]] == [keys, keys]
     assert [(p["metric"], p["expect"], p["verdict"]) for p in row["parts"]] == [
         ("nccc.accuracy", "> 0.7", "holds"), ("knn.accuracy", "> 0.6", "fails")]
@@ -210,7 +214,8 @@ def test_a_part_with_its_own_cells(tmp_path):
     assert [(p.effect, p.verdict) for p in v.parts] == [
         (pytest.approx(0.115), "holds"), (pytest.approx(-5.685), "fails")]
     assert v.verdict == "fails"
-    row = claims_table([v]).splitlines()[2]
-    assert "| `nccc.accuracy` > 0.7 and `nccc.accuracy` > 0.7 at optimizer.lr=0.2 |" in row
+    rows = claims_table([v]).splitlines()[3:5]
+    assert "| 1. `nccc.accuracy` > 0.7 " in rows[0]
+    assert "| 2. `nccc.accuracy` > 0.7 at optimizer.lr=0.2 " in rows[1]
     assert [p["where"] for p in v.as_json()["parts"]] == [{"optimizer.lr": 0.05},
                                                           {"optimizer.lr": 0.2}]

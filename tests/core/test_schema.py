@@ -105,3 +105,17 @@ def test_suite_rules():
     board = LeaderboardMetric(key="m.f")
     assert (board.stat, board.agg, board.fmt, board.nan, board.label) == ("last", "mean", ".4g",
                                                                           None, None)
+
+
+def test_leaderboard_tables_labels_and_plot_x():
+    board = Suite.model_validate({**BASE, "leaderboard": {
+        "tables": [{"title": "T", "where": {"arm": ["a"], "tags.x": [1, 2]}}],
+        "labels": {"tags.x": "x"},
+        "plots": ["m.f", {"key": "m.f", "x": "optimizer.lr", "xlabel": "T"}]}}).leaderboard
+    table = board.tables[0]
+    assert (table.rows, table.metrics, board.labels) == (None, None, {"tags.x": "x"})
+    assert board.plots[1].x == "optimizer.lr" and board.plots[1].xlabel == "T"
+    assert Suite.model_validate(BASE).leaderboard.tables is None
+    _fails(Suite, {**BASE, "leaderboard": {"tables": [{"title": "a\nb"}]}}, "title")
+    _fails(Suite, {**BASE, "leaderboard": {"tables": [{"where": {}}]}}, "title")
+    _fails(Suite, {**BASE, "leaderboard": {"tables": [{"title": "T", "row": ["x"]}]}}, "row")

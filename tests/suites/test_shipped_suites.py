@@ -1,10 +1,12 @@
 """Every shipped suite is valid in each profile, runs >= 5 trial seeds and states claims."""
 
+import re
 from pathlib import Path
 
 import pytest
 
 from geobench.contract.plugins import registry
+from geobench.report.claims_report import paper_link, section_anchor
 from geobench.suite import expand, load_suite
 
 SUITES = sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml"))
@@ -21,3 +23,26 @@ def test_shipped_suite_states_claims_and_runs_five_trial_seeds(path):
         mid = claim.metric.rpartition("/")[2].partition(".")[0]
         measured = {m["id"] for spec in cells[0].arms.values() for m in spec["metrics"]}
         assert mid in measured | {"loss"}, (path.name, claim.id)
+
+
+PAPERS = Path(__file__).resolve().parents[2] / "docs" / "papers.md"
+
+
+@pytest.mark.parametrize("path", SUITES, ids=[p.stem for p in SUITES])
+def test_every_claim_source_links_to_a_section_of_the_papers_page(path):
+    headings = {line[3:].strip() for line in PAPERS.read_text().splitlines()
+                if line.startswith("## ")}
+    out = path.parents[1] / "leaderboards"
+    for claim in load_suite(path).suite.claims:
+        section = re.split(r"[(,]", claim.source)[0].strip()
+        assert section in headings, (path.name, claim.id, claim.source)
+        link = paper_link(claim.source, out, path)
+        assert link.startswith(f"[{claim.source}](../docs/papers.md#"), link
+
+
+@pytest.mark.parametrize("heading,anchor", [("P1 Thm 4.1", "p1-thm-41"),
+                                            ("P2 Thm 4.7/4.8", "p2-thm-4748"),
+                                            ("P3 Sec 5, Thm 1", "p3-sec-5"),
+                                            ("P1 Sec 5 (guillotine)", "p1-sec-5")])
+def test_section_anchors_are_githubs(heading, anchor):
+    assert section_anchor(heading) == anchor

@@ -102,7 +102,7 @@ class EscapeStep(Metric):
 
 ESCAPE_STEP_FIELDS = {
     "escaped": FieldDoc("1 once the criterion (effective rank or sqrt(d)·std) has exceeded "
-                        "the threshold, else 0"),
+                        "the threshold, else 0", "0/1"),
     "step": FieldDoc("first evaluated step at which the criterion exceeded the threshold "
                      "(NaN before)", "steps"),
     "value": FieldDoc("the escape criterion now (effective rank, or sqrt(d)·std of "

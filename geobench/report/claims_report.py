@@ -1,0 +1,187 @@
+"""A suite's claims as a reader meets them: the claims table (one row per part), its summary
+line, the post hoc footnotes, and every unit as CSV rows anyone can recompute from."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from geobench.report.claims import Verdict
+from geobench.report.markdown import markdown_table
+from geobench.suite.schema import Claim
+
+TESTED_WIDTH = 80
+OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
+UNIT_COLUMNS = ["claim", "part", "metric", "stat", "expect", "scale", "margin", "ci",
+                "trial_seed", "cell", "cell_b", "arm", "a", "b", "d", "excluded"]
+PAPERS_DOC = Path("docs") / "papers.md"
+
+
+def format_effect(v: Verdict) -> str:
+    """``effect [low, high]``; a log-scale effect as a ratio ``×r [×lo, ×hi]``; a rate as the
+    rate itself ``rate r [lo, hi]`` (the threshold is in the tested cell)."""
+    if v.effect is None:
+        return "—"
+    if v.rate is not None:
+        c = v.claim.threshold
+        lo, hi = (None if x is None else x + c for x in (v.ci_low, v.ci_high))
+        return f"rate {v.effect + c:.2g} [{_num(lo, '.2g')}, {_num(hi, '.2g')}]"
+    if v.claim.scale == "log":
+        def ratio(x: float | None) -> str:
+            return "—" if x is None else f"×{math.exp(x):.3g}"
+        return f"{ratio(v.effect)} [{ratio(v.ci_low)}, {ratio(v.ci_high)}]"
+    return f"{v.effect:+.3g} [{_num(v.ci_low, '+.3g')}, {_num(v.ci_high, '+.3g')}]"
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def format_p(p: float | None) -> str:
+    """A p-value to two significant digits; ``<1e-4`` below that."""
+    if p is None:
+        return "—"
+    return "<1e-4" if p < 1e-4 else f"{p:.2g}"
+
+
+def part_text(part: Claim, claim: Claim) -> str:
+    """What a part tests, at most ``TESTED_WIDTH`` characters: metric, reduction, expectation,
+    the compared values, and the cells where they differ from the claim's."""
+    stat = "" if part.stat == "last" or part.compare and part.compare.stat else f" {part.stat}"
+    text = f"`{part.metric}`{stat} {part.expect.strip()}"
+    compare = part.compare
+    if compare is not None:
+        a, b = (compare.a, compare.b) if compare.key else compare.arm or compare.stat
+        text += f" (a={a}, b={b})" if compare.key is None else f" ({compare.key}: a={a}, b={b})"
+    if part.margin:
+        text += f" by {part.margin:g}"
+    if part.where != claim.where:
+        base = claim.where if isinstance(claim.where, dict) else {}
+        own = [{k: v for k, v in w.items() if base.get(k) != v} for w in part.alternatives]
+        text += " at " + " or ".join(", ".join(f"{k}={v}" for k, v in w.items()) for w in own)
+    return text if len(text) <= TESTED_WIDTH else text[:TESTED_WIDTH - 1] + "…"
+
+
+def paper_link(source: str, out_dir: Path | None, suite_path: Path | None) -> str:
+    """``source`` as a markdown link to its section of docs/papers.md (found beside the
+    suite's folder), relative to ``out_dir``; the plain text where there is no such file.
+    The section is the source up to its first '(' or ','."""
+    if not source or out_dir is None or suite_path is None:
+        return source
+    doc = Path(suite_path).resolve().parent.parent / PAPERS_DOC
+    if not doc.is_file():
+        return source
+    return f"[{source}]({os.path.relpath(doc, out_dir.resolve())}#{section_anchor(source)})"
+
+
+def section_anchor(source: str) -> str:
+    """The github anchor of the heading ``source`` names (its text up to '(' or ',')."""
+    heading = re.split(r"[(,]", source)[0].strip().lower()
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", heading))
+
+
+def _verdict_text(v: Verdict, bold: bool) -> str:
+    text = f"**{v.verdict}**" if bold else v.verdict
+    return text + ("†" if v.claim.posthoc else "")
+
+
+def _n_text(v: Verdict) -> str:
+    return str(v.n) + (f" ({v.pairs} units)" if v.pairs != v.n else "") \
+        + (f", {v.excluded} excluded" if v.excluded else "") \
+        + (f", {v.missing} missing" if v.missing else "")
+
+
+def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
+                 suite_path: Path | None = None) -> str:
+    """The claims table, one row per part (a claim with ``also`` gets a row of its own for
+    the combined verdict), then the post hoc footnotes and the summary line."""
+    rows = []
+    for v in verdicts:
+        c = v.claim
+        statement = f"{paper_link(c.source, out_dir, suite_path)}: {c.statement}" \
+            if c.source else c.statement
+        holm = "— (post hoc)" if c.posthoc else v.verdict_holm or "—"
+        if not v.parts:
+            rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), _n_text(v),
+                         format_p(v.p_value), _verdict_text(v, True), holm])
+            continue
+        rows.append([f"`{c.id}`", statement, f"all {len(v.parts)} parts below",
+                     "", "", format_p(v.p_value), _verdict_text(v, True), holm])
+        for i, p in enumerate(v.parts, 1):
+            rows.append(["", "", f"{i}. {part_text(p.claim, c)}", format_effect(p), _n_text(p),
+                         format_p(p.p_value), p.verdict, ""])
+    headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
+               "verdict", "Holm"]
+    notes = [f"† post hoc, `{v.claim.id}`: {v.claim.posthoc}" for v in verdicts
+             if v.claim.posthoc]
+    return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in notes) \
+        + f"\n{summary_line(verdicts)}\n"
+
+
+def summary_line(verdicts: list[Verdict]) -> str:
+    """Pre-registered claims counted by raw and by Holm verdict; post hoc claims apart."""
+    pre = [v for v in verdicts if not v.claim.posthoc]
+    post = [v for v in verdicts if v.claim.posthoc]
+
+    def counts(found: list[str]) -> str:
+        tally = Counter(found)
+        return " / ".join(f"{tally[o]} {o}" for o in OUTCOMES)
+
+    family = sum(v.p_value is not None for v in pre)
+    line = (f"**Pre-registered: {len(pre)} claims** — raw: {counts([v.verdict for v in pre])}; "
+            f"Holm (family-wise α = 0.05 over the {family} tested): "
+            f"{counts([v.verdict_holm or '' for v in pre])}.")
+    if post:
+        line += f" **Post hoc: {len(post)}** (outside the family): " + ", ".join(
+            f"`{v.claim.id}` {v.verdict}" for v in post) + "."
+    return line
+
+
+def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
+    """Every unit of every part: the claim, the part (1 = the main one), what the part tests,
+    the unit's trial seed, cells and arm, the values a, b (the threshold c of a one-sample
+    part), d in the tested scale, and why a unit was left out."""
+    rows = []
+    for v in verdicts:
+        for i, p in enumerate(v.parts or [v], 1):
+            c = p.claim
+            for u in p.units:
+                rows.append([v.claim.id, i, c.metric, c.stat, c.expect.strip(), c.scale,
+                             c.margin, p.method, u.trial_seed, u.cell, u.cell_b, u.arm,
+                             _repr(u.a), _repr(u.b), _repr(u.d), u.excluded])
+    return rows
+
+
+def _repr(x: float | None) -> str:
+    return "" if x is None else repr(float(x))
+
+
+def units_csv(verdicts: list[Verdict]) -> str:
+    """``unit_rows`` as CSV text with a header."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(UNIT_COLUMNS)
+    writer.writerows(unit_rows(verdicts))
+    return buffer.getvalue()
+
+
+def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: str) -> str:
+    """The leaderboard's claims section for ``out`` (its markdown path): the table, the
+    forest plot ``<stem>_claims.png`` linked right under it, and every unit in
+    ``<stem>_claims.csv``."""
+    from geobench.report.forest import forest_plot
+
+    csv_path = out.with_name(f"{out.stem}_claims.csv")
+    csv_path.write_text(units_csv(verdicts))
+    md = "## Claims\n\n" + claims_table(verdicts, out.parent, suite_path) + "\n"
+    plot = forest_plot(verdicts, out.with_name(f"{out.stem}_claims.png"), title)
+    if plot is not None:
+        md += f"![claims: effects and 95% intervals]({plot.name})\n\n"
+    return md + (f"Every unit that entered a verdict, and why any was left out: "
+                 f"[{csv_path.name}]({csv_path.name}). How verdicts are computed and what they "
+                 "do not prove: docs/claims.md.\n\n")

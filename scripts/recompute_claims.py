@@ -1,0 +1,103 @@
+"""Recompute every claim's effect, 95% interval and p-value from a leaderboard's
+``<suite>_claims.csv`` alone, with numpy and scipy (no geobench code).
+
+    python scripts/recompute_claims.py leaderboards/collapse_claims.csv
+
+prints one line per claim part: claim, part, method, n, effect, interval, p-value, verdict.
+The rules, from docs/claims.md: the rows with an empty ``excluded`` enter; ``d`` is
+``a − b`` (``log a − log b`` under ``scale: log``; ``b`` is the threshold c of a one-sample
+part); the trial seed is the unit of replication (mean d per seed); ``ci`` says the
+interval: Student-t, percentile bootstrap (10,000 resamples by numpy's PCG64 seeded 0), or
+Clopper–Pearson on k = the sum of per-seed rates of ``a`` out of n seeds (reported as the
+rate minus c).  The p-value is two-sided, twice the smaller one-sided p.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+from collections import defaultdict
+
+import numpy as np
+from scipy import stats
+
+LEVEL = 0.95
+
+
+def _seed_means(rows: list[dict], key: str) -> list[float]:
+    seeds: dict[int, list[float]] = defaultdict(list)
+    for r in rows:
+        seeds[int(r["trial_seed"])].append(float(r[key]))
+    return [float(np.mean(seeds[s])) for s in sorted(seeds)]
+
+
+def _d(row: dict) -> float:
+    a, b = float(row["a"]), float(row["b"])
+    return math.log(a) - math.log(b) if row["scale"] == "log" else a - b
+
+
+def recompute(rows: list[dict]) -> dict:
+    """Effect, interval, one-sided p-values and verdict of one part from its unit rows."""
+    first = rows[0]
+    used = [dict(r, d=_d(r)) for r in rows if not r["excluded"]]
+    greater = ">" in first["expect"]
+    sign, margin = (1.0 if greater else -1.0), float(first["margin"])
+    edge = sign * margin
+    out = {"method": first["ci"], "n": len({r["trial_seed"] for r in used})}
+    if out["n"] < 3:
+        return {**out, "verdict": "insufficient"}
+    n = out["n"]
+    if first["ci"] == "rate":
+        c = float(first["expect"].strip()[1:])
+        k = sum(_seed_means(used, "a"))
+        low = 0.0 if k <= 0 else stats.beta.ppf(0.025, k, n - k + 1)
+        high = 1.0 if k >= n else stats.beta.ppf(0.975, k + 1, n - k)
+        q = min(max(c + edge, 0.0), 1.0)
+        above = 1.0 if k <= 0 else stats.beta.cdf(q, k, n - k + 1)
+        below = 1.0 if k >= n else stats.beta.sf(q, k + 1, n - k)
+        effect, low, high = k / n - c, low - c, high - c
+    else:
+        d = np.array(_seed_means(used, "d"))
+        effect = float(d.mean())
+        if first["ci"] == "bootstrap":
+            rng = np.random.Generator(np.random.PCG64(0))
+            means = d[rng.integers(0, n, size=(10_000, n))].mean(axis=1)
+            low, high = np.quantile(means, [0.025, 0.975])
+            above, below = np.mean(means <= edge), np.mean(means >= edge)
+        else:
+            se = d.std(ddof=1) / math.sqrt(n)
+            half = stats.t.ppf(0.975, n - 1) * se
+            low, high = effect - half, effect + half
+            if se > 0:
+                t = (effect - edge) / se
+                above, below = stats.t.sf(t, n - 1), stats.t.cdf(t, n - 1)
+            else:
+                above, below = float(effect <= edge), float(effect >= edge)
+    lo, hi = sorted((sign * low, sign * high))
+    verdict = "holds" if lo > margin else "fails" if hi < margin else "inconclusive"
+    p_holds, p_fails = (above, below) if greater else (below, above)
+    return {**out, "effect": effect, "ci_low": float(low), "ci_high": float(high),
+            "p_holds": float(p_holds), "p_fails": float(p_fails),
+            "p_value": min(1.0, 2 * min(p_holds, p_fails)), "verdict": verdict}
+
+
+def recompute_file(path: str) -> dict[tuple[str, int], dict]:
+    """Every part of every claim in the CSV, by (claim, part)."""
+    parts: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            parts[(row["claim"], int(row["part"]))].append(row)
+    return {key: recompute(rows) for key, rows in parts.items()}
+
+
+def main(path: str) -> None:
+    for (claim, part), r in recompute_file(path).items():
+        numbers = "" if r["verdict"] == "insufficient" else (
+            f"effect {r['effect']:+.4g} [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}] "
+            f"p {r['p_value']:.3g} ")
+        print(f"{claim} part {part}: {r['method']} n={r['n']} {numbers}{r['verdict']}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

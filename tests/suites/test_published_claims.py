@@ -1,0 +1,60 @@
+"""Every claim published in leaderboards/ is recomputed from its `<suite>_claims.csv` alone
+(scripts/recompute_claims.py: numpy and scipy, no geobench code) and matches the printed
+effect, interval, n, p-value and verdict of the claims table."""
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+
+BOARDS = Path(__file__).resolve().parents[2] / "leaderboards"
+PUBLISHED = sorted(BOARDS.glob("*_claims.csv"))
+
+
+def _claims_rows(markdown: str) -> dict[tuple[str, int], list[str]]:
+    """The claims table's rows by (claim, part); a claim with parts also as (claim, 0)."""
+    lines = markdown.split("## Claims\n\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    rows, claim = {}, None
+    for line in lines:
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        if cells[0]:
+            claim = cells[0].strip("`")
+            part = 0 if cells[2].startswith("all ") else 1
+        else:
+            part = int(cells[2].split(".", 1)[0])
+        rows[(claim, part)] = cells
+    return rows
+
+
+def _effect_text(r: dict, scale: str, threshold: float) -> str:
+    if r["method"] == "rate":
+        lo, hi = r["ci_low"] + threshold, r["ci_high"] + threshold
+        return f"rate {r['effect'] + threshold:.2g} [{lo:.2g}, {hi:.2g}]"
+    if scale == "log":
+        e, lo, hi = (math.exp(r[k]) for k in ("effect", "ci_low", "ci_high"))
+        return f"×{e:.3g} [×{lo:.3g}, ×{hi:.3g}]"
+    return f"{r['effect']:+.3g} [{r['ci_low']:+.3g}, {r['ci_high']:+.3g}]"
+
+
+def _p_text(p: float | None) -> str:
+    return "—" if p is None else "<1e-4" if p < 1e-4 else f"{p:.2g}"
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
+def test_published_claims_recompute_from_their_units(path, recompute_claims):
+    recomputed = recompute_claims.recompute_file(str(path))
+    with path.open(newline="") as fh:
+        first = {(r["claim"], int(r["part"])): r for r in csv.DictReader(fh)}
+    suite = path.name.removesuffix("_claims.csv")
+    table = _claims_rows((BOARDS / f"{suite}.md").read_text())
+    for key, r in recomputed.items():
+        row = table[key]
+        unit = first[key]
+        threshold = 0.0 if "a" in unit["expect"] else float(unit["expect"].strip()[1:])
+        assert row[6].strip("*†") == r["verdict"], key
+        assert int(row[4].split()[0]) == r["n"], key
+        if r["verdict"] != "insufficient":  # fewer than 3 trial seeds: no interval to check
+            assert row[3] == _effect_text(r, unit["scale"], threshold), key
+            assert row[5] == _p_text(r["p_value"]), key
+    assert set(recomputed) == {k for k in table if k[1] > 0}
