@@ -19,7 +19,6 @@ TESTED_WIDTH = 80
 OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
 UNIT_COLUMNS = ["claim", "part", "metric", "stat", "expect", "scale", "margin", "ci",
                 "trial_seed", "cell", "cell_b", "arm", "a", "b", "d", "excluded"]
-PAPERS_DOC = Path("docs") / "papers.md"
 
 
 def format_effect(v: Verdict) -> str:
@@ -68,15 +67,23 @@ def part_text(part: Claim, claim: Claim) -> str:
 
 
 def paper_link(source: str, out_dir: Path | None, suite_path: Path | None) -> str:
-    """``source`` as a markdown link to its section of docs/papers.md (found beside the
-    suite's folder), relative to ``out_dir``; the plain text where there is no such file.
-    The section is the source up to its first '(' or ','."""
-    if not source or out_dir is None or suite_path is None:
-        return source
-    doc = Path(suite_path).resolve().parent.parent / PAPERS_DOC
+    """``source`` as a markdown link to its section of docs/papers.md; the section is the
+    source up to its first '(' or ','."""
+    return doc_link(source, "papers.md", out_dir, suite_path, section_anchor(source)) \
+        if source else source
+
+
+def doc_link(text: str, name: str, out_dir: Path | None, suite_path: Path | None,
+             anchor: str = "") -> str:
+    """``text`` linked to ``docs/<name>`` (found beside the suite's folder) relative to
+    ``out_dir``; the plain text where there is no such file."""
+    if out_dir is None or suite_path is None:
+        return text
+    doc = Path(suite_path).resolve().parent.parent / "docs" / name
     if not doc.is_file():
-        return source
-    return f"[{source}]({os.path.relpath(doc, out_dir.resolve())}#{section_anchor(source)})"
+        return text
+    target = os.path.relpath(doc, out_dir.resolve()) + (f"#{anchor}" if anchor else "")
+    return f"[{text}]({target})"
 
 
 def section_anchor(source: str) -> str:
@@ -182,6 +189,7 @@ def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: 
     plot = forest_plot(verdicts, out.with_name(f"{out.stem}_claims.png"), title)
     if plot is not None:
         md += f"![claims: effects and 95% intervals]({plot.name})\n\n"
+    guide = doc_link("docs/claims.md", "claims.md", out.parent, suite_path)
     return md + (f"Every unit that entered a verdict, and why any was left out: "
                  f"[{csv_path.name}]({csv_path.name}). How verdicts are computed and what they "
-                 "do not prove: docs/claims.md.\n\n")
+                 f"do not prove: {guide}.\n\n")

@@ -29,3 +29,15 @@ leaderboard:
 
 def small_suite(steps: int = 20, lrs: tuple[float, ...] = (0.05, 0.1)) -> str:
     return SMALL.replace("STEPS", str(steps)).replace("LRS", str(list(lrs)))
+
+
+CLAIMS_BASE = """\
+base:
+  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
+  augment: {name: toy_none}
+  backbone: {name: toy_mlp, depth: 2, width: 16}
+  objective: {name: toy_ce}
+  optimizer: {name: sgd, lr: 0.1}
+  train: {steps: 30, device: cpu}
+"""
+"""The base of the claims tests' suites (their metrics and grids follow it)."""

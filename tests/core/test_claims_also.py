@@ -17,18 +17,11 @@ from geobench.suite import expand, load_suite
 from geobench.suite.schema import Claim
 from geobench.suite.yamlio import SuiteError
 from geobench.train.engine import CellResult
+from tests.core.suite_text import CLAIMS_BASE
 
 T_975_3 = 3.182446305284263  # Student-t 97.5% quantile, 3 degrees of freedom (tables)
 
-SUITE = """\
-name: also
-base:
-  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
-  augment: {name: toy_none}
-  backbone: {name: toy_mlp, depth: 2, width: 16}
-  objective: {name: toy_ce}
-  optimizer: {name: sgd, lr: 0.1}
-  train: {steps: 30, device: cpu}
+SUITE = "name: also\n" + CLAIMS_BASE + """\
   metrics: [{name: nccc}, {name: knn}]
 grid:
   optimizer.lr: [0.05, 0.2]

@@ -20,16 +20,9 @@ from geobench.suite import expand, load_suite
 from geobench.suite.schema import Claim
 from geobench.suite.yamlio import SuiteError
 from geobench.train.engine import CellResult
+from tests.core.suite_text import CLAIMS_BASE
 
-SUITE = """\
-name: audit
-base:
-  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
-  augment: {name: toy_none}
-  backbone: {name: toy_mlp, depth: 2, width: 16}
-  objective: {name: toy_ce}
-  optimizer: {name: sgd, lr: 0.1}
-  train: {steps: 30, device: cpu}
+SUITE = "name: audit\n" + CLAIMS_BASE + """\
   metrics: [{name: nccc}]
 grid:
   optimizer.lr: [0.05, 0.2]

@@ -16,14 +16,7 @@ from geobench.suite import expand, load_suite
 from geobench.train.engine import CellResult
 from tests.core.suite_text import small_suite
 
-LEADERBOARD = """\
-leaderboard:
-  rows: [optimizer.lr]
-  metrics:
-    - {key: nccc.accuracy, label: NCCC accuracy}
-    - {key: loss.train, label: final loss}
-  plots: [loss.train]
-"""
+LEADERBOARD = "leaderboard:" + small_suite().split("\nleaderboard:", 1)[1]
 
 
 def _suite(tmp_path, board: str, arms: bool = True, lrs=(0.1, 0.2, 0.3)):
