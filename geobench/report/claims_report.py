@@ -140,7 +140,8 @@ def summary_line(verdicts: list[Verdict]) -> str:
         return " / ".join(f"{tally[o]} {o}" for o in OUTCOMES)
 
     family = sum(v.p_value is not None for v in pre)
-    line = (f"**Pre-registered: {len(pre)} claims** — raw: {counts([v.verdict for v in pre])}; "
+    noun = "claim" if len(pre) == 1 else "claims"
+    line = (f"**Pre-registered: {len(pre)} {noun}** — raw: {counts([v.verdict for v in pre])}; "
             f"Holm (family-wise α = 0.05 over the {family} tested): "
             f"{counts([v.verdict_holm or '' for v in pre])}.")
     if post:
