@@ -3,13 +3,17 @@
 
     python scripts/recompute_claims.py leaderboards/collapse_claims.csv
 
-prints one line per claim part: claim, part, method, n, effect, interval, p-value, verdict.
-The rules, from docs/claims.md: the rows with an empty ``excluded`` enter; ``d`` is
-``a − b`` (``log a − log b`` under ``scale: log``; ``b`` is the threshold c of a one-sample
-part); the trial seed is the unit of replication (mean d per seed); ``ci`` says the
-interval: Student-t, percentile bootstrap (10,000 resamples by numpy's PCG64 seeded 0), or
-Clopper–Pearson on k = the sum of per-seed rates of ``a`` out of n seeds (reported as the
-rate minus c).  The p-value is two-sided, twice the smaller one-sided p.
+prints one line per claim part (claim, part, interval, n, effect, interval, p-value,
+verdict), then one per claim (p-value, raw and Holm verdicts).  The rules, from
+docs/claims.md: the rows with an empty ``excluded`` enter; ``d`` is ``a − b`` (``log a −
+log b`` under ``scale: log``; ``b`` is the threshold c of a one-sample part); the trial
+seed is the unit of replication (mean d per seed); ``ci`` says the interval: Student-t,
+percentile bootstrap (10,000 resamples by numpy's PCG64 seeded 0; the bounds are the lower
+and higher order statistics at 2.5% and 97.5%), or Clopper–Pearson on k = the sum of
+per-seed rates of ``a`` out of n seeds (reported as the rate minus c).  The p-value is
+two-sided, twice the smaller one-sided p.  A claim of several parts has p_holds = the
+largest part's and p_fails = k times the smallest (at most 1); Holm–Bonferroni at 0.05 runs
+over the claims with ``posthoc`` 0 and a p-value.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ def recompute(rows: list[dict]) -> dict:
         k = sum(_seed_means(used, "a"))
         low = 0.0 if k <= 0 else stats.beta.ppf(0.025, k, n - k + 1)
         high = 1.0 if k >= n else stats.beta.ppf(0.975, k + 1, n - k)
-        q = min(max(c + edge, 0.0), 1.0)
+        q = min(max(c + edge, 0.0), 1.0)  # geobench refuses c ± margin outside (0, 1)
         above = 1.0 if k <= 0 else stats.beta.cdf(q, k, n - k + 1)
         below = 1.0 if k >= n else stats.beta.sf(q, k + 1, n - k)
         effect, low, high = k / n - c, low - c, high - c
@@ -63,7 +67,8 @@ def recompute(rows: list[dict]) -> dict:
         if first["ci"] == "bootstrap":
             rng = np.random.Generator(np.random.PCG64(0))
             means = d[rng.integers(0, n, size=(10_000, n))].mean(axis=1)
-            low, high = np.quantile(means, [0.025, 0.975])
+            low = np.quantile(means, 0.025, method="lower")
+            high = np.quantile(means, 0.975, method="higher")
             above, below = np.mean(means <= edge), np.mean(means >= edge)
         else:
             se = d.std(ddof=1) / math.sqrt(n)
@@ -91,12 +96,47 @@ def recompute_file(path: str) -> dict[tuple[str, int], dict]:
     return {key: recompute(rows) for key, rows in parts.items()}
 
 
+def recompute_claims(path: str) -> dict[str, dict]:
+    """Every claim's p-values, raw verdict and Holm verdict (None when post hoc)."""
+    parts = recompute_file(path)
+    with open(path, newline="") as fh:
+        posthoc = {row["claim"]: row["posthoc"] == "1" for row in csv.DictReader(fh)}
+    claims = {}
+    for claim in dict.fromkeys(c for c, _ in parts):
+        mine = [r for (c, _), r in sorted(parts.items()) if c == claim]
+        verdicts = [r["verdict"] for r in mine]
+        verdict = next((w for w in ("fails", "insufficient") if w in verdicts),
+                       "holds" if set(verdicts) == {"holds"} else "inconclusive")
+        out = {"verdict": verdict, "posthoc": posthoc[claim], "p_value": None}
+        if verdict != "insufficient":
+            p_holds = max(r.get("p_holds", 1.0) for r in mine)
+            tested = [r["p_fails"] for r in mine if "p_fails" in r]
+            p_fails = min(1.0, len(mine) * min(tested)) if tested else 1.0
+            out["p_value"] = min(1.0, 2 * min(p_holds, p_fails))
+        claims[claim] = out
+    family = sorted((c for c, r in claims.items() if not r["posthoc"] and r["p_value"] is not None),
+                    key=lambda c: claims[c]["p_value"])
+    rejected = set()
+    for rank, claim in enumerate(family):
+        if not claims[claim]["p_value"] < 0.05 / (len(family) - rank):
+            break
+        rejected.add(claim)
+    for claim, r in claims.items():
+        decided = claim in rejected and r["verdict"] in ("holds", "fails")
+        r["verdict_holm"] = (None if r["posthoc"] else "insufficient" if r["p_value"] is None
+                             else r["verdict"] if decided else "inconclusive")
+    return claims
+
+
 def main(path: str) -> None:
     for (claim, part), r in recompute_file(path).items():
         numbers = "" if r["verdict"] == "insufficient" else (
             f"effect {r['effect']:+.4g} [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}] "
             f"p {r['p_value']:.3g} ")
         print(f"{claim} part {part}: {r['method']} n={r['n']} {numbers}{r['verdict']}")
+    for claim, r in recompute_claims(path).items():
+        p = "—" if r["p_value"] is None else f"{r['p_value']:.3g}"
+        print(f"{claim}: p {p} {r['verdict']}, Holm {r['verdict_holm'] or '— (post hoc)'}")
 
 
 if __name__ == "__main__":

@@ -19,10 +19,10 @@ is the trial seed: the ``d`` of one trial seed (several when other grid keys var
 averaged, since cells of one trial seed share data, views and initial weights.  The effect
 is the mean over trial seeds; its 95% interval, over trial seeds, is Student-t (``ci: t``),
 a percentile bootstrap (``ci: bootstrap``) or, for one-sample claims on 0/1 outcomes
-(``ci: rate``, the default when every value is 0 or 1), Clopper–Pearson: each trial seed's
-rate over its units first, then k = the sum of those rates out of n trial seeds (a
-[0, 1]-valued seed rate has at most the binomial variance, so the binomial interval on k is
-conservative when a seed's units disagree).  The claim is ``d > margin`` (``>`` forms) or
+(``ci: rate``, the default on a field whose unit is ``0/1``), Clopper–Pearson: each trial
+seed's rate over its units first, then k = the sum of those rates out of n trial seeds (a
+fractional k, where a seed's units disagree, enters the beta quantiles as is; its coverage
+stays ≥ 95%, checked exactly for two runs a seed).  The claim is ``d > margin`` (``>`` forms) or
 ``d < -margin`` (``<`` forms):
 
 - ``holds``: the whole interval lies on the claimed side of the margin;
@@ -31,12 +31,14 @@ conservative when a seed's units disagree).  The claim is ``d > margin`` (``>`` 
 - ``insufficient``: fewer than 3 trial seeds with a value.
 
 The p-value is two-sided, 2 min(p_holds, p_fails), from the one-sided tests the interval
-inverts (the t distribution's, the bootstrap shares, or the exact binomial's), so a raw
-verdict is decided exactly when p < 0.05.  A claim with ``also`` conditions is tested part by
-part (each part on the claim's cells or its own ``where``); it ``fails`` if a part fails,
-else is ``insufficient`` if a part is, else ``holds`` if every part holds, else
-``inconclusive``; its p_holds is the largest of its parts' (an intersection-union test) and
-its p_fails k times the smallest of its k parts' (Bonferroni inside the claim).  Holm's
+inverts (the t distribution's, the bootstrap shares, or the exact binomial's), so the raw
+verdict of a claim without ``also`` is decided exactly when p < 0.05.  A claim with ``also``
+conditions is tested part by part (each part on the claim's cells or its own ``where``); it
+``fails`` if a part fails, else is ``insufficient`` if a part is, else ``holds`` if every
+part holds, else ``inconclusive``; its p_holds is the largest of its parts' (an
+intersection-union test) and its p_fails k times the smallest of its k parts' (Bonferroni
+inside the claim), so its raw ``fails`` (uncorrected, as one failing part) may come with
+p ≥ 0.05, which Holm's verdict then reads as ``inconclusive``.  Holm's
 step-down runs over the suite's pre-registered claims with a p-value (family-wise α = 0.05):
 a claim Holm does not reject reads ``inconclusive``; post hoc claims are left out.
 """
@@ -58,14 +60,15 @@ from geobench.report.stats import (
     interval,
     t_p_values,
 )
-from geobench.report.values import StoredValues, config_value, field_doc
+from geobench.report.values import StoredValues, field_doc
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
+from geobench.suite.where import config_value, matches
 
 MIN_PAIRS = 3
 REASONS = {Status.DIVERGED: "diverged", Status.FAILED: "failed"}
-PART_KEYS = ("effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "method",
-             "p_value", "verdict")
+PART_KEYS = ("ci", "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing",
+             "p_holds", "p_fails", "p_value", "verdict")
 
 
 @dataclass
@@ -76,16 +79,19 @@ class Unit:
 
     trial_seed: int
     cell: str
+    config: str  # the cell's grid values other than the trial seed, "key=value; ..."
     arm: str
     a: float | None
     b: float | None
     d: float | None
     cell_b: str = ""
+    config_b: str = ""
     excluded: str = ""
 
     @property
     def missing(self) -> bool:
-        return self.excluded.startswith("missing")
+        """A side of the unit is not in the store yet (or has no partner cell)."""
+        return "missing:" in self.excluded
 
 
 @dataclass
@@ -103,7 +109,7 @@ class Verdict:
     excluded: int
     missing: int
     verdict: str
-    method: str = "t"
+    ci: str = "t"  # the interval used: t, bootstrap or rate
     p_holds: float | None = None
     p_fails: float | None = None
     units: list[Unit] = field(default_factory=list)
@@ -121,11 +127,12 @@ class Verdict:
     def as_json(self) -> dict[str, Any]:
         c = self.claim
         out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
-               "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": self.method,
+               "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": self.ci,
                "posthoc": c.posthoc, "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
-               "excluded": self.excluded, "missing": self.missing, "p_value": self.p_value,
-               "verdict": self.verdict, "verdict_holm": self.verdict_holm}
+               "excluded": self.excluded, "missing": self.missing, "p_holds": self.p_holds,
+               "p_fails": self.p_fails, "p_value": self.p_value, "verdict": self.verdict,
+               "verdict_holm": self.verdict_holm}
         if self.parts:
             keys = ("metric", "stat", "expect", "scale", "margin", "where")
             out["parts"] = [{**{k: getattr(p.claim, k) for k in keys},
@@ -136,8 +143,8 @@ class Verdict:
 class _Tally:
     """The units of one claim part."""
 
-    def __init__(self, claim: Claim, values: StoredValues) -> None:
-        self.claim, self.values = claim, values
+    def __init__(self, claim: Claim, values: StoredValues, rate: bool) -> None:
+        self.claim, self.values, self.rate = claim, values, rate
         self.units: list[Unit] = []
 
     def get(self, cell: Cell | None, arm: str | None, stat: str | None = None
@@ -158,6 +165,8 @@ class _Tally:
             return None, "NaN"
         if self.claim.scale == "log" and value <= 0:
             return None, "non-positive under scale: log"
+        if self.rate and value not in (0.0, 1.0):
+            return None, "not 0 or 1 (ci: rate)"
         return value, ""
 
     def add(self, seed: int, cell: Cell | None, arm: str | None, a: tuple[float | None, str],
@@ -170,8 +179,8 @@ class _Tally:
         if not why:
             tx = math.log if self.claim.scale == "log" else float
             d = tx(a[0]) - tx(b[0])
-        self.units.append(Unit(seed, cell.id if cell else "", arm or "", a[0], b[0], d,
-                               cell_b.id if cell_b else "", why))
+        self.units.append(Unit(seed, cell.id if cell else "", _config(cell), arm or "", a[0],
+                               b[0], d, cell_b.id if cell_b else "", _config(cell_b), why))
 
     def per_seed(self) -> dict[int, list[Unit]]:
         """The units that entered, by trial seed, in seed order."""
@@ -181,8 +190,15 @@ class _Tally:
         return seeds
 
 
+def _config(cell: Cell | None) -> str:
+    """A cell's grid values other than the trial seed, ``key=value; ...``."""
+    if cell is None:
+        return ""
+    return "; ".join(f"{k}={v}" for k, v in cell.varied.items() if k != "trial_seed")
+
+
 def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
-             registry: Registry | None = None) -> list[Verdict]:
+             registry: Registry) -> list[Verdict]:
     """The verdict of every claim of the suite on ``cells``, with Holm's over the family;
     ``registry`` tells which metric fields are 0/1 outcomes (``ci`` rate by default)."""
     verdicts = [evaluate_claim(c, loaded, cells, values, registry)
@@ -207,11 +223,6 @@ def apply_holm(verdicts: list[Verdict]) -> None:
             v.verdict_holm = v.verdict if decided else "inconclusive"
 
 
-def _matches(value: Any, wanted: Any) -> bool:
-    """A config value matches a ``where`` value, or one of a list of them."""
-    return value == wanted or (isinstance(wanted, list) and value in wanted)
-
-
 def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str | None]]]:
     """The cells some alternative of ``where`` selects, each with the arms it names (None:
     the metric's own arm), by cell id, in cell order; a unit selected twice counts once.
@@ -220,7 +231,7 @@ def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str |
     chosen: dict[str, tuple[Cell, list[str | None]]] = {}
     for cell in cells:
         for where in claim.alternatives:
-            if not all(_matches(config_value(cell, k), v) for k, v in where.items()
+            if not all(matches(config_value(cell, k), v) for k, v in where.items()
                        if k != "arm"):
                 continue
             arm = where.get("arm")
@@ -232,19 +243,27 @@ def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str |
 
 
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
-                   values: StoredValues, registry: Registry | None = None) -> Verdict:
+                   values: StoredValues, registry: Registry) -> Verdict:
     """The verdict of ``claim``; with ``also``, every part's and the combined one."""
     if not claim.also:
         return _evaluate_part(claim, loaded, cells, values, registry)
     parts = [_evaluate_part(p, loaded, cells, values, registry) for p in claim.parts]
     verdict = combined([p.verdict for p in parts])
-    p_holds = max(1.0 if p.p_holds is None else p.p_holds for p in parts)
-    tested = [p.p_fails for p in parts if p.p_fails is not None]
-    p_fails = min(1.0, len(parts) * min(tested)) if tested else 1.0
+    p_holds, p_fails = conjunction_p([(p.p_holds, p.p_fails) for p in parts])
     untested = verdict == "insufficient"
     return replace(parts[0], claim=claim, verdict=verdict, parts=parts,
                    p_holds=None if untested else p_holds,
                    p_fails=None if untested else p_fails)
+
+
+def conjunction_p(parts: list[tuple[float | None, float | None]]) -> tuple[float, float]:
+    """(p_holds, p_fails) of a conjunction from its k parts' (an untested part: None):
+    p_holds is the largest part's (intersection–union: it holds only if every part does; an
+    untested part counts 1), p_fails k times the smallest tested part's, at most 1
+    (Bonferroni: it fails if any part does)."""
+    p_holds = max(1.0 if h is None else h for h, _ in parts)
+    tested = [f for _, f in parts if f is not None]
+    return p_holds, (min(1.0, len(parts) * min(tested)) if tested else 1.0)
 
 
 def combined(verdicts: list[str]) -> str:
@@ -258,9 +277,11 @@ def combined(verdicts: list[str]) -> str:
 
 
 def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
-                   values: StoredValues, registry: Registry | None) -> Verdict:
+                   values: StoredValues, registry: Registry) -> Verdict:
     chosen = _chosen(claim, cells)
-    tally = _Tally(claim, values)
+    doc = field_doc(registry, cells[0], claim.metric) if cells else None
+    method = claim.interval(doc is not None and doc.unit == BINARY)
+    tally = _Tally(claim, values, method == "rate")
     compare = claim.compare
     if compare is None:
         threshold = (claim.threshold, "")
@@ -284,9 +305,7 @@ def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
             for arm in [x for x in sides[0] if all(x in side for side in sides)]:
                 tally.add((a or b).trial_seed, a, arm, tally.get(a, arm), tally.get(b, arm),
                           cell_b=b)
-    binary = registry is not None and cells and getattr(
-        field_doc(registry, cells[0], claim.metric), "unit", None) == BINARY
-    return _verdict(claim, tally, method_of(claim, bool(binary)))
+    return _verdict(claim, tally, method)
 
 
 def _pairs(loaded: LoadedSuite, cells: list[Cell], key: str, a: Any, b: Any
@@ -317,14 +336,6 @@ def _going_with(loaded: LoadedSuite, profile: str, key: str) -> set[str]:
     return {k for group in zips if any(_related(g, key) for g in group) for k in group}
 
 
-def method_of(claim: Claim, binary: bool) -> str:
-    """``ci`` as given, else ``rate`` for a one-sample linear claim on a metric field whose
-    unit is ``BINARY`` (a 0/1 outcome), else ``t``."""
-    if claim.ci is not None:
-        return claim.ci
-    return "rate" if binary and claim.compare is None and claim.scale == "linear" else "t"
-
-
 def _verdict(claim: Claim, tally: _Tally, method: str) -> Verdict:
     seeds = tally.per_seed()
     units = tally.units
@@ -337,22 +348,22 @@ def _verdict(claim: Claim, tally: _Tally, method: str) -> Verdict:
     sign = 1.0 if claim.expects_greater else -1.0
     edge = sign * claim.margin  # d must be beyond this
     if method == "rate":
-        rates = [sum(u.a for u in us) / len(us) for us in seeds.values()]
-        k = sum(rates)
+        k = sum(sum(u.a for u in us) / len(us) for us in seeds.values())  # seed rates' sum
         low, high = clopper_pearson(k, n)
         c = claim.threshold
         effect, low, high = k / n - c, low - c, high - c
-        above, below = binomial_p_values(k, n, c + edge)
         base.rate = (k, n)
     else:
         d = [sum(u.d for u in us) / len(us) for us in seeds.values()]
         effect, low, high = interval(d, method)
-        test = t_p_values if method == "t" else bootstrap_p_values
-        above, below = test(d, edge) if n >= 2 else (math.nan, math.nan)
     clean = [None if math.isnan(x) else x for x in (low, high)]
     base.effect, base.ci_low, base.ci_high = effect, clean[0], clean[1]
     if n < MIN_PAIRS or clean[0] is None:
         return base
+    if method == "rate":
+        above, below = binomial_p_values(k, n, c + edge)
+    else:
+        above, below = (t_p_values if method == "t" else bootstrap_p_values)(d, edge)
     lo, hi = sorted((sign * low, sign * high))
     base.verdict = ("holds" if lo > claim.margin else "fails" if hi < claim.margin
                     else "inconclusive")

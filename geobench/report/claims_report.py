@@ -17,8 +17,9 @@ from geobench.suite.schema import Claim
 
 TESTED_WIDTH = 80
 OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
-UNIT_COLUMNS = ["claim", "part", "metric", "stat", "expect", "scale", "margin", "ci",
-                "trial_seed", "cell", "cell_b", "arm", "a", "b", "d", "excluded"]
+UNIT_COLUMNS = ["claim", "posthoc", "part", "metric", "stat", "expect", "scale", "margin", "ci",
+                "trial_seed", "cell", "config", "cell_b", "config_b", "arm", "a", "b", "d",
+                "excluded"]
 
 
 def format_effect(v: Verdict) -> str:
@@ -151,17 +152,19 @@ def summary_line(verdicts: list[Verdict]) -> str:
 
 
 def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
-    """Every unit of every part: the claim, the part (1 = the main one), what the part tests,
-    the unit's trial seed, cells and arm, the values a, b (the threshold c of a one-sample
-    part), d in the tested scale, and why a unit was left out."""
+    """Every unit of every part: the claim, whether it is post hoc (1) or pre-registered (0),
+    the part (1 = the main one), what the part tests, the unit's trial seed, cells (id and
+    grid values) and arm, the values a, b (the threshold c of a one-sample part), d in the
+    tested scale, and why a unit was left out."""
     rows = []
     for v in verdicts:
         for i, p in enumerate(v.parts or [v], 1):
             c = p.claim
             for u in p.units:
-                rows.append([v.claim.id, i, c.metric, c.stat, c.expect.strip(), c.scale,
-                             c.margin, p.method, u.trial_seed, u.cell, u.cell_b, u.arm,
-                             _repr(u.a), _repr(u.b), _repr(u.d), u.excluded])
+                rows.append([v.claim.id, int(v.claim.posthoc is not None), i, c.metric, c.stat,
+                             c.expect.strip(), c.scale, c.margin, p.ci, u.trial_seed, u.cell,
+                             u.config, u.cell_b, u.config_b, u.arm, _repr(u.a), _repr(u.b),
+                             _repr(u.d), u.excluded])
     return rows
 
 

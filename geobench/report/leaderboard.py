@@ -28,10 +28,11 @@ from geobench.report.claims import evaluate
 from geobench.report.claims_report import claims_section
 from geobench.report.markdown import md_cell
 from geobench.report.tables import MISSING, Groups, aggregate
-from geobench.report.values import StoredValues, config_value, field_doc
+from geobench.report.values import StoredValues, field_doc
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
+from geobench.suite.where import config_value
 
 CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 """What the CSV holds of one table: its title (None: the main table), row keys, groups and

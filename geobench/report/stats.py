@@ -32,13 +32,17 @@ def bootstrap_interval(values: list[float], level: float = LEVEL, resamples: int
                        seed: int = 0) -> tuple[float, float, float]:
     """(mean, low, high): the percentile bootstrap interval of the mean, from ``resamples``
     resamples with replacement drawn by a fixed generator (the same data give the same
-    interval).  NaN bounds for fewer than two values."""
+    interval).  The bounds are resampled means themselves (the lower and higher order
+    statistic at the two quantiles), so a bound lies beyond a threshold exactly when fewer
+    than (1 − level)/2 of the means reach it: the interval and ``bootstrap_p_values`` agree.
+    NaN bounds for fewer than two values."""
     x = np.asarray(values, dtype=np.float64)
     mean = float(x.mean())
     if len(x) < 2:
         return mean, math.nan, math.nan
     means = bootstrap_means(x, resamples, seed)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    low = np.quantile(means, (1 - level) / 2, method="lower")
+    high = np.quantile(means, (1 + level) / 2, method="higher")
     return mean, float(low), float(high)
 
 

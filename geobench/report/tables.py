@@ -19,8 +19,9 @@ from geobench.contract.params import BINARY
 from geobench.records import SINGLE_ARM, Cell, Status
 from geobench.report.markdown import markdown_table
 from geobench.report.stats import t_half_width
-from geobench.report.values import StoredValues, config_value
+from geobench.report.values import StoredValues
 from geobench.suite.schema import LeaderboardMetric
+from geobench.suite.where import config_value, matches
 
 MISSING = "—"
 MAX_COLUMNS = 10
@@ -90,11 +91,6 @@ def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric)
         elif value is not None and metric.nan is not None:
             nan += 1
     return Aggregate(found, len(members), diverged, metric.agg, nan)
-
-
-def matches(value: Any, wanted: Any) -> bool:
-    """A config value matches a ``where`` value, or one of a list of them."""
-    return value == wanted or (isinstance(wanted, list) and value in wanted)
 
 
 def selected(cells: list[Cell], where: dict[str, Any]) -> tuple[list[Cell], list[str] | None]:

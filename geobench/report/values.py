@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
 
 from geobench.contract.api import FieldDoc
 from geobench.contract.registry import Registry, RegistryError
@@ -24,16 +23,8 @@ from geobench.records import (
     parse_metric_key,
 )
 from geobench.run.store import Store
-from geobench.suite import get_dotted
 
 TRAIN_LOSS = FieldDoc("training loss of the step's batch", "", "lower")
-
-
-def config_value(cell: Cell, key: str) -> Any:
-    """The value of config ``key`` in ``cell``: a grid key, else the first arm's spec."""
-    if key in cell.varied:
-        return cell.varied[key]
-    return get_dotted(next(iter(cell.arms.values())), key)
 
 
 def series_stat(values: list[float], stat: str) -> float:

@@ -11,11 +11,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import describe_validation_error, did_you_mean, error_loc
+from geobench.contract.params import BINARY
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import RunSpec
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import get_dotted
+from geobench.suite.where import config_value, matches
 
 
 def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
@@ -204,9 +206,25 @@ def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cel
     specs = measured(cells)
     for i, claim in enumerate(loaded.suite.claims):
         for j, part in enumerate(claim.parts):
-            loc = ("claims", i) + (("also", j - 1) if j else ()) + ("metric",)
-            check_result_key(loaded, registry, loc, part.metric, specs,
+            loc = ("claims", i) + (("also", j - 1) if j else ())
+            check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
                               f"profile {profile!r}", f"claim {claim.id!r}")
+            _check_rate(loaded, registry, loc, part, specs)
+
+
+def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
+                specs: dict[str, str]) -> None:
+    """A rate is compared with c ± margin strictly between 0 and 1 (else no data decide it)."""
+    parsed = parse_metric_key(part.metric)
+    doc = None if parsed.series == TRAIN_LOSS_KEY else \
+        registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
+    if part.interval(doc is not None and doc.unit == BINARY) != "rate":
+        return
+    edge = part.threshold + (part.margin if part.expects_greater else -part.margin)
+    if not 0 < edge < 1:
+        raise loaded.fail(loc + ("expect",), f"claim {part.id!r} tests a rate against "
+                          f"c ± margin = {edge:g}; a rate is compared with a value strictly "
+                          "between 0 and 1")
 
 
 def check_board_metrics(loaded: LoadedSuite, registry: Registry,
@@ -225,7 +243,7 @@ def check_board_metrics(loaded: LoadedSuite, registry: Registry,
         check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
     every = [c for profile in cells.values() for c in profile]
     for i, table in enumerate(board.tables or []):
-        if not any(all(_matches(_config_value(c, k), v) for k, v in table.where.items()
+        if not any(all(matches(config_value(c, k), v) for k, v in table.where.items()
                        if k != "arm") for c in every):
             raise loaded.fail(("leaderboard", "tables", i, "where"),
                               f"table {table.title!r} selects no cell in any profile")
@@ -235,23 +253,11 @@ def check_board_metrics(loaded: LoadedSuite, registry: Registry,
         for c in every:
             for arm, spec in c.arms.items():
                 value = get_dotted(spec, plot.x)
-                value = _config_value(c, plot.x) if value is None else value
+                value = config_value(c, plot.x) if value is None else value
                 if isinstance(value, bool) or not isinstance(value, int | float):
                     raise loaded.fail(("leaderboard", "plots", i, "x"), f"{plot.x!r} is "
                                       f"{value!r} in arm {arm!r} of a {c.profile!r} cell; x "
                                       "multiplies the step: a config key holding a number")
-
-
-def _config_value(cell: Cell, key: str) -> Any:
-    """The value of config ``key`` in ``cell`` (as ``geobench.report.values.config_value``
-    reads it): a grid key, else the first arm's spec."""
-    if key in cell.varied:
-        return cell.varied[key]
-    return get_dotted(next(iter(cell.arms.values())), key)
-
-
-def _matches(value: Any, wanted: Any) -> bool:
-    return value == wanted or (isinstance(wanted, list) and value in wanted)
 
 
 def non_finite(value: Any, path: Loc = ()) -> Loc | None:

@@ -174,8 +174,8 @@ class Claim(Condition):
         "list value means any of them; a list of such maps means any of the maps")
     ci: Literal["t", "bootstrap", "rate"] | None = Field(
         None, description="95% interval: Student-t, bootstrap percentile or Clopper–Pearson "
-        "(rate; one-sample claims on 0/1 outcomes); default: rate for a one-sample claim whose "
-        "values are all 0 or 1, else t")
+        "(rate; one-sample claims on 0/1 outcomes); default: rate for a one-sample claim on a "
+        "field whose unit is 0/1 (not read by 'mean'), else t")
     posthoc: str | None = Field(
         None, min_length=1, description="why the claim was added or changed after seeing data "
         "that decide it; marked in the table and left out of the multiplicity family")
@@ -190,6 +190,15 @@ class Claim(Condition):
             raise ValueError("ci: rate tests one-sample claims on 0/1 outcomes ('< c' or "
                              "'> c', scale linear) in every part")
         return self
+
+    def interval(self, binary: bool) -> str:
+        """The interval this claim (or part) gets: ``ci`` as given, else ``rate`` for a
+        one-sample linear claim on a 0/1 outcome (``binary``: its field's unit is "0/1") read
+        by a stat that keeps it 0 or 1 (not ``mean``), else ``t``."""
+        if self.ci is not None:
+            return self.ci
+        one_sample = self.compare is None and self.scale == "linear"
+        return "rate" if binary and one_sample and self.stat != "mean" else "t"
 
     @property
     def parts(self) -> list[Claim]:

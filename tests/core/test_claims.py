@@ -53,7 +53,8 @@ def _store(tmp_path, cells, value, status=lambda cell: "complete"):
 
 
 def _verdicts(loaded, cells, store):
-    return {v.claim.id: v for v in evaluate(loaded, cells, StoredValues(store, cells))}
+    return {v.claim.id: v for v in evaluate(loaded, cells, StoredValues(store, cells),
+                                                 registry())}
 
 
 def test_student_t_interval_matches_tables():

@@ -63,7 +63,8 @@ def _store(tmp_path, cells, knn=_knn):
 
 def _verdict(tmp_path, claims: str, seeds: str = "[0, 1, 2, 3]", knn=_knn) -> Verdict:
     loaded, cells = _suite(tmp_path, claims, seeds)
-    (v,) = evaluate(loaded, cells, StoredValues(_store(tmp_path, cells, knn), cells))
+    (v,) = evaluate(loaded, cells, StoredValues(_store(tmp_path, cells, knn), cells),
+                     registry())
     return v
 
 
@@ -171,8 +172,8 @@ def test_a_claim_without_also_renders_as_before():
                    "**holds**", "holds"]
     assert "parts" not in v.as_json() and list(v.as_json()) == [
         "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "posthoc",
-        "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_value",
-        "verdict", "verdict_holm"]
+        "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_holds",
+        "p_fails", "p_value", "verdict", "verdict_holm"]
 
 
 def test_claims_json_has_every_part(tmp_path, capsys):
@@ -183,8 +184,9 @@ def test_claims_json_has_every_part(tmp_path, capsys):
     row = json.loads(capsys.readouterr().out)
     assert (row["metric"], row["effect"], row["n"]) == ("nccc.accuracy", pytest.approx(0.115), 4)
     assert row["verdict"] == "fails"
-    keys = ["metric", "stat", "expect", "scale", "margin", "where", "effect", "ci_low",
-            "ci_high", "n", "pairs", "excluded", "missing", "method", "p_value", "verdict"]
+    keys = ["metric", "stat", "expect", "scale", "margin", "where", "ci", "effect", "ci_low",
+            "ci_high", "n", "pairs", "excluded", "missing", "p_holds", "p_fails", "p_value",
+            "verdict"]
     assert [list(p) for p in row["parts"]] == [keys, keys]
     assert [(p["metric"], p["expect"], p["verdict"]) for p in row["parts"]] == [
         ("nccc.accuracy", "> 0.7", "holds"), ("knn.accuracy", "> 0.6", "fails")]

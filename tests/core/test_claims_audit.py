@@ -10,7 +10,7 @@ from scipy import stats
 
 from geobench.cli import main
 from geobench.contract.plugins import registry
-from geobench.report.claims import Verdict, apply_holm, evaluate, method_of
+from geobench.report.claims import Verdict, apply_holm, conjunction_p, evaluate
 from geobench.report.claims_report import claims_table, part_text, summary_line
 from geobench.report.forest import forest_plot, forest_points
 from geobench.report.stats import binomial_p_values, clopper_pearson, holm, t_p_values
@@ -53,7 +53,8 @@ def _store(tmp_path, cells, value, status=lambda cell: "complete"):
 
 
 def _verdicts(loaded, cells, store):
-    return {v.claim.id: v for v in evaluate(loaded, cells, StoredValues(store, cells))}
+    return {v.claim.id: v for v in evaluate(loaded, cells, StoredValues(store, cells),
+                                                 registry())}
 
 
 # --- the statistics against scipy and hand computation ----------------------------------
@@ -126,7 +127,7 @@ def test_rates_get_clopper_pearson_over_trial_seeds(tmp_path):
     one = got["rate_one"]
     # 0 of 6 seeds: [0, 0.459] shifted by c = 0.5; below 0.5: holds, p = 2 P(X <= 0) = 2/64
     low, high = clopper_pearson(0, 6)
-    assert (one.method, one.n, one.rate) == ("rate", 6, (0.0, 6))
+    assert (one.ci, one.n, one.rate) == ("rate", 6, (0.0, 6))
     assert (one.effect, one.ci_low, one.ci_high) == pytest.approx((-0.5, low - 0.5, high - 0.5))
     assert one.verdict == "holds" and one.p_value == pytest.approx(2 / 64)
     two = got["rate_two"]
@@ -139,13 +140,37 @@ def test_rates_get_clopper_pearson_over_trial_seeds(tmp_path):
 
 def test_a_rate_is_the_default_for_a_declared_0_1_outcome_only():
     one_sample = Claim(id="c", statement="s", metric="m.f", expect="> 0.5")
-    assert method_of(one_sample, binary=True) == "rate"
-    assert method_of(one_sample, binary=False) == "t"
+    assert one_sample.interval(binary=True) == "rate"
+    assert one_sample.interval(binary=False) == "t"
     paired = Claim(id="c", statement="s", metric="m.f", expect="a > b",
                    compare={"arm": ["a", "b"]})
-    assert method_of(paired, binary=True) == "t"
-    assert method_of(one_sample.model_copy(update={"ci": "bootstrap"}), binary=True) \
+    assert paired.interval(binary=True) == "t"
+    assert one_sample.model_copy(update={"stat": "mean"}).interval(binary=True) == "t"
+    assert one_sample.model_copy(update={"ci": "bootstrap"}).interval(binary=True) \
         == "bootstrap"
+
+
+ARMS = """  - {id: similar, statement: a, metric: toy_cka.similar, where: {arm: b}, expect: "> 0.2"}
+arms:
+  a: {}
+  b: {}
+"""
+
+
+def test_a_declared_0_1_field_gets_a_rate_without_asking(tmp_path):
+    text = (SUITE.replace("CLAIMS", ARMS).replace("SEEDS", "6")
+            .replace("  metrics: [{name: nccc}]", "  metrics: [{name: nccc}, {name: toy_cka}]"))
+    (tmp_path / "a.yaml").write_text(text)
+    loaded = load_suite(tmp_path / "a.yaml")
+    cells = expand(loaded, registry())
+    store = Store(tmp_path / "db.sqlite")
+    for cell in cells:  # every run similar except seed 0's
+        v = float(cell.trial_seed > 0)
+        store.write(cell, CellResult(cell.id, "complete", finals={"a~b/toy_cka.similar": v},
+                                     series=[("a~b", "toy_cka.similar", 30, v)]), {})
+    v = _verdicts(loaded, cells, store)["similar"]
+    assert (v.ci, v.rate) == ("rate", (5.0, 6))  # 2 cells a seed, both alike
+    assert (v.ci_low + 0.2, v.ci_high + 0.2) == pytest.approx(clopper_pearson(5, 6))
 
 
 def test_ci_rate_on_a_paired_claim_is_refused(tmp_path):
@@ -188,6 +213,13 @@ def test_a_post_hoc_claim_is_marked_with_its_reason():
     assert "† post hoc, `late`: added after the first run" in table
 
 
+def test_a_conjunctions_p_values_by_hand():
+    # holds only if both hold: the larger p_holds; fails if either fails: 2 x the smaller
+    assert conjunction_p([(0.01, 0.02), (0.03, 0.9)]) == (0.03, pytest.approx(0.04))
+    assert conjunction_p([(0.2, 0.6), (None, None), (0.1, 0.5)]) == (1.0, 1.0)
+    assert conjunction_p([(None, None)]) == (1.0, 1.0)
+
+
 def test_a_conjunction_has_one_p_value_intersection_union_and_bonferroni(tmp_path):
     loaded, cells = _suite(tmp_path, """\
   - id: both
@@ -207,9 +239,8 @@ def test_a_conjunction_has_one_p_value_intersection_union_and_bonferroni(tmp_pat
     v = _verdicts(loaded, cells, _store(tmp_path, cells, val))["both"]
     assert [p.verdict for p in v.parts] == ["holds", "holds", "fails"]
     assert v.verdict == "fails"
-    assert v.p_holds == max(p.p_holds for p in v.parts)
-    assert v.p_fails == pytest.approx(min(1.0, 3 * min(p.p_fails for p in v.parts)))
-    assert v.p_value == pytest.approx(min(1.0, 2 * min(v.p_holds, v.p_fails)))
+    assert (v.p_holds, v.p_fails) == conjunction_p([(p.p_holds, p.p_fails) for p in v.parts])
+    assert v.p_value == pytest.approx(2 * v.p_fails)  # the failing part decides it
 
 
 def test_claims_can_select_trial_seeds(tmp_path):
@@ -234,7 +265,7 @@ def test_the_tested_cell_stays_short():
 # --- every published number recomputed from the per-unit CSV alone -----------------------
 
 AUDIT_CLAIMS = """\
-  - {id: one_sample, statement: a, metric: nccc.accuracy, expect: "> 0.5",
+  - {id: one_sample, statement: a, metric: nccc.accuracy, expect: "> 0.22",
      where: {optimizer.lr: 0.05}}
   - {id: paired, statement: b, metric: nccc.accuracy, expect: "a > b",
      compare: {key: optimizer.lr, a: 0.2, b: 0.05}}
@@ -269,26 +300,33 @@ def test_every_claim_recomputes_from_the_units_csv_alone(tmp_path, capsys, recom
         return lr + noise[s] * (0.5 if stat == "first" else 1.0) + 0.03 * s
 
     status = {cells[3].id: "diverged"}
-    store = _store(tmp_path, cells, val, lambda c: status.get(c.id, "complete"))
-    store.close()
-    Store(tmp_path / "db.sqlite").close()
+    _store(tmp_path, cells, val, lambda c: status.get(c.id, "complete")).close()
     args = ["claims", str(tmp_path / "a.yaml"), "--store", str(tmp_path / "db.sqlite")]
     assert main(args + ["--units", "--csv"]) == 0
     (tmp_path / "units.csv").write_text(capsys.readouterr().out)
     assert main(args + ["--json"]) == 0
     published = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     recomputed = recompute_claims.recompute_file(str(tmp_path / "units.csv"))
+    claims = recompute_claims.recompute_claims(str(tmp_path / "units.csv"))
     checked = 0
     for claim in published:
         for i, part in enumerate(claim.get("parts") or [claim], 1):
             mine = recomputed[(claim["id"], i)]
             assert (mine["method"], mine["n"], mine["verdict"]) == (
-                part["ci"] if "ci" in part else part["method"], part["n"], part["verdict"])
-            for key in ("effect", "ci_low", "ci_high", "p_value"):
+                part["ci"], part["n"], part["verdict"])
+            for key in ("effect", "ci_low", "ci_high", "p_holds", "p_fails", "p_value"):
                 assert mine[key] == pytest.approx(part[key], rel=1e-9, abs=1e-12), \
                     (claim["id"], i, key)
             checked += 1
+        mine = claims[claim["id"]]
+        assert mine["p_value"] == pytest.approx(claim["p_value"], rel=1e-9, abs=1e-12)
+        assert (mine["verdict"], mine["verdict_holm"]) == (claim["verdict"],
+                                                           claim["verdict_holm"])
     assert (len(published), checked) == (7, 9)
+    assert claims["conj"]["verdict_holm"] is None  # post hoc: outside the family
+    # holds raw (p < 0.05), but not after Holm's correction over the six pre-registered
+    assert (claims["one_sample"]["verdict"], claims["one_sample"]["verdict_holm"]) == (
+        "holds", "inconclusive")
     methods = {c["id"]: c["ci"] for c in published}
     assert methods["boot"] == "bootstrap" and methods["rate"] == "rate"
     excluded = [r for r in (tmp_path / "units.csv").read_text().splitlines() if "diverged" in r]
@@ -301,7 +339,7 @@ def test_units_without_csv_print_a_table_and_csv_alone_is_refused(tmp_path, caps
     args = ["claims", str(tmp_path / "a.yaml"), "--store", str(tmp_path / "db.sqlite")]
     assert main(args + ["--units"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[0].split()[:3] == ["claim", "part", "metric"]
+    assert out.splitlines()[0].split()[:3] == ["claim", "posthoc", "part"]
     assert main(args + ["--csv"]) == 2
     assert capsys.readouterr().err.strip() == \
         "geobench claims: --csv goes with --units (the unit rows as CSV)"
@@ -329,3 +367,73 @@ def test_the_forest_plot_is_written(tmp_path):
     path = forest_plot(verdicts, tmp_path / "s_claims.png", "s")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert forest_plot([], tmp_path / "none.png", "s") is None
+
+
+# --- edge cases of rates and intervals ---------------------------------------------------
+
+def test_a_fractional_count_lies_between_its_neighbours():
+    low, high = clopper_pearson(4.5, 6)
+    assert clopper_pearson(4, 6)[0] < low < clopper_pearson(5, 6)[0]
+    assert clopper_pearson(4, 6)[1] < high < clopper_pearson(5, 6)[1]
+
+
+@pytest.mark.parametrize("p", [0.05, 0.2, 0.4, 0.5, 0.7, 0.9])
+def test_rates_of_two_runs_per_seed_keep_95_percent_coverage(p):
+    """Exact coverage, by enumeration, when each of 5 trial seeds has two runs (seed rate 0,
+    0.5 or 1, binomially): the interval on the summed seed rates still covers p."""
+    import itertools
+
+    probs = {0.0: (1 - p) ** 2, 0.5: 2 * p * (1 - p), 1.0: p ** 2}
+    cover = 0.0
+    for rates in itertools.product(probs, repeat=5):
+        low, high = clopper_pearson(sum(rates), 5)
+        if low <= p <= high:
+            cover += math.prod(probs[r] for r in rates)
+    assert cover >= 0.95
+
+
+def test_bootstrap_interval_and_p_values_agree_at_every_threshold():
+    import numpy as np
+
+    from geobench.report.stats import bootstrap_interval, bootstrap_means, bootstrap_p_values
+
+    x = [0.3, -0.1, 0.7, 0.4, 0.2]
+    means = np.sort(bootstrap_means(np.asarray(x)))
+    _, low, high = bootstrap_interval(x)
+    for edge in np.unique(means)[200:300]:  # thresholds around the lower bound
+        share_le, _ = bootstrap_p_values(x, float(edge))
+        assert (low > edge) == (share_le < 0.025), edge
+    for edge in np.unique(means)[-300:-200]:
+        _, share_ge = bootstrap_p_values(x, float(edge))
+        assert (high < edge) == (share_ge < 0.025), edge
+
+
+def test_a_rate_threshold_outside_zero_one_is_refused(tmp_path):
+    with pytest.raises(SuiteError, match=r"claims\[0\]\.expect: claim 'r' tests a rate "
+                                         r"against c ± margin = 1\.1") as err:
+        _suite(tmp_path, """\
+  - {id: r, statement: a, metric: nccc.accuracy, expect: "> 0.9", margin: 0.2, ci: rate}
+""")
+    assert "\n" not in str(err.value)
+
+
+def test_ci_rate_leaves_out_values_that_are_not_0_or_1(tmp_path):
+    loaded, cells = _suite(tmp_path, RATE_CLAIMS)
+    v = _verdicts(loaded, cells, _store(tmp_path, cells, lambda c, s: 0.5))["rate_one"]
+    assert v.verdict == "insufficient" and v.excluded == 6
+    assert {u.excluded for u in v.units} == {"not 0 or 1 (ci: rate)"}
+
+
+def test_a_unit_with_a_missing_side_counts_as_missing(tmp_path):
+    loaded, cells = _suite(tmp_path, """\
+  - {id: p, statement: a, metric: nccc.accuracy, expect: "a > b",
+     compare: {key: optimizer.lr, a: 0.2, b: 0.05}}
+""")
+    stored = [c for c in cells if not (c.trial_seed == 0 and c.varied["optimizer.lr"] == 0.05)]
+    status = {c.id: "diverged" for c in cells
+              if c.trial_seed == 0 and c.varied["optimizer.lr"] == 0.2}
+    store = _store(tmp_path, stored, lambda c, s: 1.0, lambda c: status.get(c.id, "complete"))
+    v = evaluate(loaded, cells, StoredValues(store, cells), registry())[0]
+    reasons = sorted(u.excluded for u in v.units if u.excluded)
+    assert reasons == ["a: diverged; b: missing: not in the store"] * 2
+    assert (v.missing, v.excluded, v.n) == (2, 0, 5)

@@ -158,8 +158,8 @@ def test_a_cross_arm_row_carries_the_measured_arms_config(world):
     rows = [r for r in result_rows(world["db"], suite="pair", profile="smoke")
             if r["arm"] == "cl~nscl"]
     assert rows and {r["objective.name"] for r in rows} == {"toy_ce"}
-    assert {(r["metric"], r["field"]) for r in rows} == {("toy_cka", "debiased"),
-                                                         ("toy_cka", "biased")}
+    assert {(r["metric"], r["field"]) for r in rows} == {
+        ("toy_cka", "debiased"), ("toy_cka", "biased"), ("toy_cka", "similar")}
     assert {r["trial_seed"] for r in rows} == {0, 1}
     assert {r["optimizer.lr"] for r in rows} >= {0.05, 0.1}
 

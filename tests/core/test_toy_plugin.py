@@ -105,4 +105,5 @@ def test_cka_is_linear_cka_of_the_two_arms_features():
     b = b - b.mean(0)
     biased = np.linalg.norm(a.T @ b) ** 2 / (np.linalg.norm(a.T @ a) * np.linalg.norm(b.T @ b))
     assert abs(got["biased"] - biased) < 1e-10
-    assert set(got) == {"biased", "debiased"} and -1 <= got["debiased"] <= 1
+    assert set(got) == {"biased", "debiased", "similar"} and -1 <= got["debiased"] <= 1
+    assert got["similar"] == float(got["debiased"] > 0.5)

@@ -7,14 +7,9 @@ import pytest
 
 from geobench.contract.plugins import registry
 from geobench.records import Cell, CellResult
-from geobench.report.values import (
-    TRAIN_LOSS,
-    StoredValues,
-    config_value,
-    field_doc,
-    series_stat,
-)
+from geobench.report.values import TRAIN_LOSS, StoredValues, field_doc, series_stat
 from geobench.run.store import Store
+from geobench.suite.where import config_value
 
 NAN = math.nan
 

@@ -186,12 +186,15 @@ class ToyCKA(Metric):
         x = ctx.data.reference_x
         a = features(ctx.reference, x, self.params.space).double()
         b = features(ctx.arm, x, self.params.space).double()
-        return {"debiased": linear_cka(a, b, debiased=True), "biased": linear_cka(a, b)}
+        debiased = linear_cka(a, b, debiased=True)
+        return {"debiased": debiased, "biased": linear_cka(a, b),
+                "similar": float(debiased > 0.5)}
 
 
 TOY_CKA_FIELDS = {
     "debiased": FieldDoc("linear CKA to the reference arm, unbiased HSIC"),
     "biased": FieldDoc("linear CKA to the reference arm, biased HSIC"),
+    "similar": FieldDoc("1 when the debiased CKA exceeds 0.5, else 0", "0/1"),
 }
 
 

@@ -1,6 +1,7 @@
 """Every claim published in leaderboards/ is recomputed from its `<suite>_claims.csv` alone
 (scripts/recompute_claims.py: numpy and scipy, no geobench code) and matches the printed
-effect, interval, n, p-value and verdict of the claims table."""
+effect, interval, n, p-value, raw and Holm verdicts of the claims table; the results tables
+of collapse and alignment stay within 30 rows and 10 columns."""
 
 import csv
 import math
@@ -8,8 +9,14 @@ from pathlib import Path
 
 import pytest
 
-BOARDS = Path(__file__).resolve().parents[2] / "leaderboards"
+ROOT = Path(__file__).resolve().parents[2]
+BOARDS = ROOT / "leaderboards"
 PUBLISHED = sorted(BOARDS.glob("*_claims.csv"))
+
+
+def test_every_shipped_suite_publishes_its_claims_units():
+    suites = {p.stem for p in (ROOT / "suites").glob("*.yaml")}
+    assert suites and {p.name.removesuffix("_claims.csv") for p in PUBLISHED} == suites
 
 
 def _claims_rows(markdown: str) -> dict[tuple[str, int], list[str]]:
@@ -58,3 +65,19 @@ def test_published_claims_recompute_from_their_units(path, recompute_claims):
             assert row[3] == _effect_text(r, unit["scale"], threshold), key
             assert row[5] == _p_text(r["p_value"]), key
     assert set(recomputed) == {k for k in table if k[1] > 0}
+    for claim, r in recompute_claims.recompute_claims(str(path)).items():
+        row = table[(claim, 0)] if (claim, 0) in table else table[(claim, 1)]
+        assert row[5] == _p_text(r["p_value"]), claim
+        assert row[6].strip("*†") == r["verdict"], claim
+        assert row[7] == (r["verdict_holm"] or "— (post hoc)"), claim
+
+
+@pytest.mark.parametrize("suite", ["collapse", "alignment"])
+def test_results_tables_stay_small(suite):
+    results = (BOARDS / f"{suite}.md").read_text().split("## Results", 1)[1]
+    tables = [block for block in results.split("\n\n") if block.startswith("|")]
+    assert tables
+    for block in tables:
+        lines = block.strip().splitlines()
+        assert len(lines) - 2 <= 30, lines[0]
+        assert lines[0].count("|") - 1 <= 10, lines[0]
