@@ -105,3 +105,8 @@ class FieldDoc:
     description: str
     unit: str = ""
     direction: Direction = "diagnostic"
+
+    @property
+    def binary(self) -> bool:
+        """The field is a 0/1 outcome."""
+        return self.unit == BINARY

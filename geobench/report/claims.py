@@ -49,7 +49,6 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from geobench.contract.params import BINARY
 from geobench.contract.registry import Registry
 from geobench.records import Cell, Status
 from geobench.report.stats import (
@@ -63,7 +62,7 @@ from geobench.report.stats import (
 from geobench.report.values import StoredValues, field_doc
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
-from geobench.suite.where import config_value, matches
+from geobench.suite.where import config_value, named_arms, selects
 
 MIN_PAIRS = 3
 REASONS = {Status.DIVERGED: "diverged", Status.FAILED: "failed"}
@@ -231,12 +230,10 @@ def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str |
     chosen: dict[str, tuple[Cell, list[str | None]]] = {}
     for cell in cells:
         for where in claim.alternatives:
-            if not all(matches(config_value(cell, k), v) for k, v in where.items()
-                       if k != "arm"):
+            if not selects(where, cell):
                 continue
-            arm = where.get("arm")
             arms = chosen.setdefault(cell.id, (cell, []))[1]
-            for name in arm if isinstance(arm, list) else [arm]:
+            for name in named_arms(where):
                 if name not in arms:
                     arms.append(name)
     return chosen
@@ -280,7 +277,7 @@ def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
     chosen = _chosen(claim, cells)
     doc = field_doc(registry, cells[0], claim.metric) if cells else None
-    method = claim.interval(doc is not None and doc.unit == BINARY)
+    method = claim.interval(doc is not None and doc.binary)
     tally = _Tally(claim, values, method == "rate")
     compare = claim.compare
     if compare is None:

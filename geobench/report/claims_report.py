@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 import re
 from collections import Counter
 from pathlib import Path
 
 from geobench.report.claims import Verdict
+from geobench.report.forest import forest_plot, forest_points
 from geobench.report.markdown import markdown_table
 from geobench.suite.schema import Claim
 
@@ -22,24 +22,25 @@ UNIT_COLUMNS = ["claim", "posthoc", "part", "metric", "stat", "expect", "scale",
                 "excluded"]
 
 
+EFFECT_FORMATS = {"rate": ("rate ", "", ".2g"), "log": ("", "×", ".3g"),
+                  "linear": ("", "", "+.3g")}
+"""Per axis of ``forest_points``: the text before the numbers, before each number, and the
+number format."""
+
+
 def format_effect(v: Verdict) -> str:
-    """``effect [low, high]``; a log-scale effect as a ratio ``×r [×lo, ×hi]``; a rate as the
-    rate itself ``rate r [lo, hi]`` (the threshold is in the tested cell)."""
+    """``effect [low, high]`` on the axis a reader compares (``forest_points``): a log-scale
+    effect as a ratio ``×r [×lo, ×hi]``, a rate as the rate itself ``rate r [lo, hi]`` (the
+    threshold is in the tested cell)."""
     if v.effect is None:
         return "—"
-    if v.rate is not None:
-        c = v.claim.threshold
-        lo, hi = (None if x is None else x + c for x in (v.ci_low, v.ci_high))
-        return f"rate {v.effect + c:.2g} [{_num(lo, '.2g')}, {_num(hi, '.2g')}]"
-    if v.claim.scale == "log":
-        def ratio(x: float | None) -> str:
-            return "—" if x is None else f"×{math.exp(x):.3g}"
-        return f"{ratio(v.effect)} [{ratio(v.ci_low)}, {ratio(v.ci_high)}]"
-    return f"{v.effect:+.3g} [{_num(v.ci_low, '+.3g')}, {_num(v.ci_high, '+.3g')}]"
+    effect, low, high, _, axis = forest_points(v)
+    prefix, mark, fmt = EFFECT_FORMATS[axis]
 
+    def num(x: float | None) -> str:
+        return "—" if x is None else mark + format(x, fmt)
 
-def _num(x: float | None, fmt: str) -> str:
-    return "—" if x is None else format(x, fmt)
+    return f"{prefix}{num(effect)} [{num(low)}, {num(high)}]"
 
 
 def format_p(p: float | None) -> str:
@@ -185,8 +186,6 @@ def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: 
     """The leaderboard's claims section for ``out`` (its markdown path): the table, the
     forest plot ``<stem>_claims.png`` linked right under it, and every unit in
     ``<stem>_claims.csv``."""
-    from geobench.report.forest import forest_plot
-
     csv_path = out.with_name(f"{out.stem}_claims.csv")
     csv_path.write_text(units_csv(verdicts))
     md = "## Claims\n\n" + claims_table(verdicts, out.parent, suite_path) + "\n"

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from geobench.contract.api import FieldDoc
-from geobench.contract.params import BINARY
 from geobench.records import SINGLE_ARM, Cell, Status
 from geobench.report.markdown import markdown_table
 from geobench.report.stats import t_half_width
 from geobench.report.values import StoredValues
 from geobench.suite.schema import LeaderboardMetric
-from geobench.suite.where import config_value, matches
+from geobench.suite.where import config_value, matches, named_arms, selects
 
 MISSING = "—"
 MAX_COLUMNS = 10
@@ -95,11 +94,8 @@ def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric)
 
 def selected(cells: list[Cell], where: dict[str, Any]) -> tuple[list[Cell], list[str] | None]:
     """The cells matching every config key of ``where``, and the arms it names (None: all)."""
-    chosen = [c for c in cells
-              if all(matches(config_value(c, k), v) for k, v in where.items() if k != "arm")]
-    arm = where.get("arm")
-    return chosen, None if arm is None else [str(a) for a in
-                                             (arm if isinstance(arm, list) else [arm])]
+    chosen = [c for c in cells if selects(where, c)]
+    return chosen, None if where.get("arm") is None else [str(a) for a in named_arms(where)]
 
 
 def group(cells: list[Cell], rows: list[str], extra: str | None = None,
@@ -141,7 +137,7 @@ def column(values: StoredValues, groups: Groups, metric: LeaderboardMetric,
            doc: FieldDoc | None) -> list[str]:
     """One table column: the aggregate text per group, the best bold when it has a direction."""
     aggs = [aggregate(values, members, metric) for members in groups.values()]
-    binary = doc is not None and doc.unit == BINARY
+    binary = doc is not None and doc.binary
     texts = [a.text(metric.fmt, metric.nan, binary) for a in aggs]
     centers = [a.center for a in aggs]
     present = [c for c in centers if c is not None]

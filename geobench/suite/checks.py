@@ -11,13 +11,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import describe_validation_error, did_you_mean, error_loc
-from geobench.contract.params import BINARY
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import RunSpec
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import get_dotted
-from geobench.suite.where import config_value, matches
+from geobench.suite.where import config_value, selects
 
 
 def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
@@ -218,7 +217,7 @@ def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
     parsed = parse_metric_key(part.metric)
     doc = None if parsed.series == TRAIN_LOSS_KEY else \
         registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
-    if part.interval(doc is not None and doc.unit == BINARY) != "rate":
+    if part.interval(doc is not None and doc.binary) != "rate":
         return
     edge = part.threshold + (part.margin if part.expects_greater else -part.margin)
     if not 0 < edge < 1:
@@ -243,8 +242,7 @@ def check_board_metrics(loaded: LoadedSuite, registry: Registry,
         check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
     every = [c for profile in cells.values() for c in profile]
     for i, table in enumerate(board.tables or []):
-        if not any(all(matches(config_value(c, k), v) for k, v in table.where.items()
-                       if k != "arm") for c in every):
+        if not any(selects(table.where, c) for c in every):
             raise loaded.fail(("leaderboard", "tables", i, "where"),
                               f"table {table.title!r} selects no cell in any profile")
     for i, plot in enumerate(board.plots):
