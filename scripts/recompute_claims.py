@@ -13,7 +13,8 @@ and higher order statistics at 2.5% and 97.5%), or Clopper–Pearson on k = the 
 per-seed rates of ``a`` out of n seeds (reported as the rate minus c).  The p-value is
 two-sided, twice the smaller one-sided p.  A claim of several parts has p_holds = the
 largest part's and p_fails = k times the smallest (at most 1); Holm–Bonferroni at 0.05 runs
-over the claims with ``posthoc`` 0 and a p-value.
+over the claims with ``posthoc`` 0 and a p-value.  A part whose every row is ``absent:`` (the
+profile lacks its cells) is ``not in this profile``, and so is its claim.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 LEVEL = 0.95
+NOT_IN_PROFILE = "not in this profile"
 
 
 def _seed_means(rows: list[dict], key: str) -> list[float]:
@@ -49,6 +51,8 @@ def recompute(rows: list[dict]) -> dict:
     sign, margin = (1.0 if greater else -1.0), float(first["margin"])
     edge = sign * margin
     out = {"method": first["ci"], "n": len({r["trial_seed"] for r in used})}
+    if all("absent:" in r["excluded"] for r in rows):
+        return {**out, "verdict": NOT_IN_PROFILE}
     if out["n"] < 3:
         return {**out, "verdict": "insufficient"}
     n = out["n"]
@@ -105,10 +109,10 @@ def recompute_claims(path: str) -> dict[str, dict]:
     for claim in dict.fromkeys(c for c, _ in parts):
         mine = [r for (c, _), r in sorted(parts.items()) if c == claim]
         verdicts = [r["verdict"] for r in mine]
-        verdict = next((w for w in ("fails", "insufficient") if w in verdicts),
+        verdict = next((w for w in (NOT_IN_PROFILE, "fails", "insufficient") if w in verdicts),
                        "holds" if set(verdicts) == {"holds"} else "inconclusive")
         out = {"verdict": verdict, "posthoc": posthoc[claim], "p_value": None}
-        if verdict != "insufficient":
+        if verdict not in ("insufficient", NOT_IN_PROFILE):
             p_holds = max(r.get("p_holds", 1.0) for r in mine)
             tested = [r["p_fails"] for r in mine if "p_fails" in r]
             p_fails = min(1.0, len(mine) * min(tested)) if tested else 1.0
@@ -123,14 +127,15 @@ def recompute_claims(path: str) -> dict[str, dict]:
         rejected.add(claim)
     for claim, r in claims.items():
         decided = claim in rejected and r["verdict"] in ("holds", "fails")
-        r["verdict_holm"] = (None if r["posthoc"] else "insufficient" if r["p_value"] is None
+        untested = NOT_IN_PROFILE if r["verdict"] == NOT_IN_PROFILE else "insufficient"
+        r["verdict_holm"] = (None if r["posthoc"] else untested if r["p_value"] is None
                              else r["verdict"] if decided else "inconclusive")
     return claims
 
 
 def main(path: str) -> None:
     for (claim, part), r in recompute_file(path).items():
-        numbers = "" if r["verdict"] == "insufficient" else (
+        numbers = "" if r["verdict"] in ("insufficient", NOT_IN_PROFILE) else (
             f"effect {r['effect']:+.4g} [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}] "
             f"p {r['p_value']:.3g} ")
         print(f"{claim} part {part}: {r['method']} n={r['n']} {numbers}{r['verdict']}")

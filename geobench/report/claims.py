@@ -28,19 +28,23 @@ stays ≥ 95%, checked exactly for two runs a seed).  The claim is ``d > margin`
 - ``holds``: the whole interval lies on the claimed side of the margin;
 - ``fails``: the whole interval lies on the other side;
 - ``inconclusive``: the interval contains the margin;
-- ``insufficient``: fewer than 3 trial seeds with a value.
+- ``insufficient``: fewer than 3 trial seeds with a value;
+- ``not in this profile``: the profile has no unit of the claim (of some part): no cell its
+  ``where`` selects, or no partner cell for any ``compare: {key}`` pair (such units are
+  marked ``absent:``).
 
 The p-value is two-sided, 2 min(p_holds, p_fails), from the one-sided tests the interval
 inverts (the t distribution's, the bootstrap shares, or the exact binomial's), so the raw
 verdict of a claim without ``also`` is decided exactly when p < 0.05.  A claim with ``also``
 conditions is tested part by part (each part on the claim's cells or its own ``where``); it
-``fails`` if a part fails, else is ``insufficient`` if a part is, else ``holds`` if every
-part holds, else ``inconclusive``; its p_holds is the largest of its parts' (an
-intersection-union test) and its p_fails k times the smallest of its k parts' (Bonferroni
-inside the claim), so its raw ``fails`` (uncorrected, as one failing part) may come with
-p ≥ 0.05, which Holm's verdict then reads as ``inconclusive``.  Holm's
-step-down runs over the suite's pre-registered claims with a p-value (family-wise α = 0.05):
-a claim Holm does not reject reads ``inconclusive``; post hoc claims are left out.
+is ``not in this profile`` if a part is, else ``fails`` if a part fails, else
+``insufficient`` if a part is, else ``holds`` if every part holds, else ``inconclusive``;
+its p_holds is the largest of its parts' (an intersection-union test) and its p_fails k
+times the smallest of its k parts' (Bonferroni inside the claim), so its raw ``fails``
+(uncorrected, as one failing part) may come with p ≥ 0.05, which Holm's verdict then reads
+as ``inconclusive``.  Holm's step-down runs over the suite's pre-registered claims with a
+p-value (family-wise α = 0.05): a claim Holm does not reject reads ``inconclusive``; post
+hoc claims are left out.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ from geobench.suite.schema import Claim
 from geobench.suite.where import config_value, named_arms, selects
 
 MIN_PAIRS = 3
+NOT_IN_PROFILE = "not in this profile"
+NO_PARTNER = "absent: no partner cell in this profile"
 REASONS = {Status.DIVERGED: "diverged", Status.FAILED: "failed"}
 PART_KEYS = ("ci", "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing",
              "p_holds", "p_fails", "p_value", "verdict")
@@ -89,8 +95,13 @@ class Unit:
 
     @property
     def missing(self) -> bool:
-        """A side of the unit is not in the store yet (or has no partner cell)."""
+        """A side of the unit is not in the store yet."""
         return "missing:" in self.excluded
+
+    @property
+    def absent(self) -> bool:
+        """The unit's partner cell is not in the profile."""
+        return "absent:" in self.excluded
 
 
 @dataclass
@@ -151,7 +162,7 @@ class _Tally:
         """The raw value (``stat``, default the claim's) for ``arm`` of ``cell``, or None and
         why it is unusable."""
         if cell is None:
-            return None, "missing: no partner cell selected"
+            return None, NO_PARTNER
         status = self.values.status(cell)
         if status == Status.MISSING:
             return None, "missing: not in the store"
@@ -215,8 +226,8 @@ def apply_holm(verdicts: list[Verdict]) -> None:
     for v in verdicts:
         if v.claim.posthoc is not None:
             v.verdict_holm = None
-        elif v.verdict == "insufficient" or v.p_value is None:
-            v.verdict_holm = "insufficient"
+        elif v.verdict in ("insufficient", NOT_IN_PROFILE) or v.p_value is None:
+            v.verdict_holm = v.verdict if v.verdict == NOT_IN_PROFILE else "insufficient"
         else:
             decided = rejected[id(v)] and v.verdict in ("holds", "fails")
             v.verdict_holm = v.verdict if decided else "inconclusive"
@@ -247,7 +258,7 @@ def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
     parts = [_evaluate_part(p, loaded, cells, values, registry) for p in claim.parts]
     verdict = combined([p.verdict for p in parts])
     p_holds, p_fails = conjunction_p([(p.p_holds, p.p_fails) for p in parts])
-    untested = verdict == "insufficient"
+    untested = verdict in ("insufficient", NOT_IN_PROFILE)
     return replace(parts[0], claim=claim, verdict=verdict, parts=parts,
                    p_holds=None if untested else p_holds,
                    p_fails=None if untested else p_fails)
@@ -264,10 +275,11 @@ def conjunction_p(parts: list[tuple[float | None, float | None]]) -> tuple[float
 
 
 def combined(verdicts: list[str]) -> str:
-    """``fails`` if any part fails (one refuted part refutes the conjunction), else
+    """``not in this profile`` if any part is (the profile cannot test the claim), else
+    ``fails`` if any part fails (one refuted part refutes the conjunction), else
     ``insufficient`` if any part is, else ``holds`` if every part holds, else
     ``inconclusive``."""
-    for worst in ("fails", "insufficient"):
+    for worst in (NOT_IN_PROFILE, "fails", "insufficient"):
         if worst in verdicts:
             return worst
     return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"
@@ -338,8 +350,9 @@ def _verdict(claim: Claim, tally: _Tally, method: str) -> Verdict:
     units = tally.units
     n, pairs = len(seeds), sum(len(v) for v in seeds.values())
     missing = sum(u.missing for u in units)
+    present = any(not u.absent for u in units)
     base = Verdict(claim, None, None, None, n, pairs, len(units) - pairs - missing, missing,
-                   "insufficient", method, units=units)
+                   "insufficient" if present else NOT_IN_PROFILE, method, units=units)
     if n == 0:
         return base
     sign = 1.0 if claim.expects_greater else -1.0

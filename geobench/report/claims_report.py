@@ -10,13 +10,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from geobench.report.claims import Verdict
+from geobench.report.claims import NOT_IN_PROFILE, Verdict
 from geobench.report.forest import forest_plot, forest_points
 from geobench.report.markdown import markdown_table
 from geobench.suite.schema import Claim
 
 TESTED_WIDTH = 80
 OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
+NO_CELL = "absent: no cell of this profile selected"
 UNIT_COLUMNS = ["claim", "posthoc", "part", "metric", "stat", "expect", "scale", "margin", "ci",
                 "trial_seed", "cell", "config", "cell_b", "config_b", "arm", "a", "b", "d",
                 "excluded"]
@@ -139,7 +140,8 @@ def summary_line(verdicts: list[Verdict]) -> str:
 
     def counts(found: list[str]) -> str:
         tally = Counter(found)
-        return " / ".join(f"{tally[o]} {o}" for o in OUTCOMES)
+        shown = OUTCOMES + ((NOT_IN_PROFILE,) if tally[NOT_IN_PROFILE] else ())
+        return " / ".join(f"{tally[o]} {o}" for o in shown)
 
     family = sum(v.p_value is not None for v in pre)
     noun = "claim" if len(pre) == 1 else "claims"
@@ -156,16 +158,18 @@ def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
     """Every unit of every part: the claim, whether it is post hoc (1) or pre-registered (0),
     the part (1 = the main one), what the part tests, the unit's trial seed, cells (id and
     grid values) and arm, the values a, b (the threshold c of a one-sample part), d in the
-    tested scale, and why a unit was left out."""
+    tested scale, and why a unit was left out; a part without units (no cell of the profile
+    selected) gets one row that says so."""
     rows = []
     for v in verdicts:
         for i, p in enumerate(v.parts or [v], 1):
             c = p.claim
-            for u in p.units:
-                rows.append([v.claim.id, int(v.claim.posthoc is not None), i, c.metric, c.stat,
-                             c.expect.strip(), c.scale, c.margin, p.ci, u.trial_seed, u.cell,
-                             u.config, u.cell_b, u.config_b, u.arm, _repr(u.a), _repr(u.b),
-                             _repr(u.d), u.excluded])
+            head = [v.claim.id, int(v.claim.posthoc is not None), i, c.metric, c.stat,
+                    c.expect.strip(), c.scale, c.margin, p.ci]
+            rows += [head + [u.trial_seed, u.cell, u.config, u.cell_b, u.config_b, u.arm,
+                             _repr(u.a), _repr(u.b), _repr(u.d), u.excluded] for u in p.units]
+            if not p.units:
+                rows.append(head + [""] * 9 + [NO_CELL])
     return rows
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from geobench.report.claims import Verdict
+from geobench.report.claims import NOT_IN_PROFILE, Verdict
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#bf8700",
-           "insufficient": "#8c959f"}
+           "insufficient": "#8c959f", NOT_IN_PROFILE: "#d0d7de"}
 
 
 def forest_points(v: Verdict) -> tuple[float | None, float | None, float | None, float, str]:

@@ -32,7 +32,7 @@ from geobench.report.values import StoredValues, field_doc
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
-from geobench.suite.where import config_value
+from geobench.suite.where import config_value, named_arms, selects
 
 CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 """What the CSV holds of one table: its title (None: the main table), row keys, groups and
@@ -215,9 +215,11 @@ def plot_curves(cells: list[Cell], store: Store, plot: PlotSpec, rows: list[str]
     """The curves of ``plot``: label -> (x, mean over trial seeds) points, x = step (times
     the value of ``plot.x``), NaN values left out."""
     curves: dict[str, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
-    by_id = {c.id: c for c in cells
-             if all(config_value(c, k) == v for k, v in plot.where.items())}
+    by_id = {c.id: c for c in cells if selects(plot.where, c)}
+    arms = named_arms(plot.where)
     for cell_id, arm, _metric, step, value in store.series(list(by_id), plot.key):
+        if arms != [None] and arm not in arms:
+            continue
         cell = by_id[cell_id]
         label = ", ".join(f"{labels.get(r, r)}={config_value(cell, r)}" for r in rows) or "run"
         label += "" if arm == SINGLE_ARM else f" [{arm}]"

@@ -16,7 +16,7 @@ from geobench.contract.spec import RunSpec
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import get_dotted
-from geobench.suite.where import config_value, selects
+from geobench.suite.where import config_value
 
 
 def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
@@ -229,8 +229,8 @@ def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
 def check_board_metrics(loaded: LoadedSuite, registry: Registry,
                          cells: dict[str, list[Cell]]) -> None:
     """Every leaderboard metric, table metric and plot is measured in some profile (a
-    profile that does not measure one shows it empty); every table's ``where`` selects a
-    cell of some profile; a plot's ``x`` holds a number in every cell."""
+    profile that does not measure one shows it empty); a plot's ``x`` holds a number in
+    every cell."""
     specs = {k: v for profile in cells.values() for k, v in measured(profile).items()}
     board = loaded.suite.leaderboard
     keys = [(("leaderboard", "metrics", i, "key"), m.key) for i, m in enumerate(board.metrics)]
@@ -241,10 +241,6 @@ def check_board_metrics(loaded: LoadedSuite, registry: Registry,
     for loc, key in keys:
         check_result_key(loaded, registry, loc, key, specs, "any profile", "leaderboard")
     every = [c for profile in cells.values() for c in profile]
-    for i, table in enumerate(board.tables or []):
-        if not any(selects(table.where, c) for c in every):
-            raise loaded.fail(("leaderboard", "tables", i, "where"),
-                              f"table {table.title!r} selects no cell in any profile")
     for i, plot in enumerate(board.plots):
         if isinstance(plot, str) or plot.x is None:
             continue

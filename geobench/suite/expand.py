@@ -13,7 +13,7 @@ from geobench.contract.errors import did_you_mean
 from geobench.contract.registry import Registry
 from geobench.contract.spec import RunSpec
 from geobench.records import Cell
-from geobench.suite import checks
+from geobench.suite import checks, filters
 from geobench.suite.load import LoadedSuite, Loc, format_loc
 from geobench.suite.merge import Accepts, View, accepts_of, deep_merge, get_dotted, profile_view
 from geobench.suite.resolve import Assignment, resolve_cell
@@ -125,9 +125,10 @@ def _check_count(loaded: LoadedSuite, view: View, axes: list[Axis], seeds: int,
 
 
 def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict[str, Any],
-            limit: int, accepts: Accepts) -> list[Cell]:
+            limit: int, accepts: Accepts,
+            uses: dict[Loc, filters.ExcludeUse] | None = None) -> list[Cell]:
     """The cells of one profile: axes checked and counted, then each grid point resolved
-    once and repeated for every trial seed."""
+    once and repeated for every trial seed; ``uses`` collects what each exclude entry met."""
     suite, prof = loaded.suite, view.prof
     axes = _axes(loaded, view, overrides)
     own_seeds = prof is not None and prof.seeds is not None
@@ -136,12 +137,20 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
                  view.loc + ("seeds",) if own_seeds else ("seeds",), limit)
     use_prof_exclude = prof is not None and prof.exclude is not None
     exclude = prof.exclude if use_prof_exclude else suite.exclude
+    exclude_loc = view.loc + ("exclude",) if use_prof_exclude else ("exclude",)
     cells: list[Cell] = []
     for combo in itertools.product(*axes):
         assignment = [item for group in combo for item in group]
         varied = {key: value for key, value, _ in assignment}
-        if any(all(varied.get(k, get_dotted(view.base, k)) == v for k, v in ex.items())
-               for ex in exclude):
+        dropped = False
+        for i, entry in enumerate(exclude):
+            written = {k: varied.get(k, get_dotted(view.base, k)) for k in entry}
+            hit = written == entry
+            dropped |= hit
+            if uses is not None:
+                uses.setdefault(exclude_loc + (i,), filters.ExcludeUse()).see(
+                    view.name, written, hit)
+        if dropped:
             continue
         arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
         for seed in _seed_list(seeds):
@@ -150,8 +159,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
             cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,
                               {**varied, "trial_seed": seed}, versions, specs))
     if not cells:
-        raise loaded.fail(view.loc + ("exclude",) if use_prof_exclude else ("exclude",),
-                          f"every cell of profile {view.name!r} is excluded")
+        raise loaded.fail(exclude_loc, f"every cell of profile {view.name!r} is excluded")
     checks.check_claim_metrics(loaded, registry, cells, view.name)
     return cells
 
@@ -163,8 +171,9 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
     Checked: the claims, exclude and leaderboard keys, the executor and the loggers; the
     base and each arm as written (merged over the base), so a value that every cell
     overrides is still checked (a base that leaves components to its profiles is checked
-    merged into each); each profile's base and arms as written; and the full expansion of
-    every profile (at most ``cell_limit`` cells each, counted before any is built).
+    merged into each); each profile's base and arms as written; the full expansion of
+    every profile (at most ``cell_limit`` cells each, counted before any is built); and
+    that every filter can match (``filters``).
     """
     suite = loaded.suite
     checks.check_claims(loaded)
@@ -177,12 +186,16 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
         resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
                       accepts)
     cells = {}
+    uses: dict[Loc, filters.ExcludeUse] = {("exclude", i): filters.ExcludeUse()
+                                           for i in range(len(suite.exclude))}
     for name in dict.fromkeys(["smoke", *suite.profiles]):
         view = profile_view(loaded, name, suite.profiles.get(name), accepts)
         if view.prof is not None:
             resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
                           accepts)
-        cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts)
+        cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts, uses)
+    filters.check_excludes(loaded, uses, [c for profile in cells.values() for c in profile])
+    filters.check_filters(loaded, cells)
     checks.check_board_metrics(loaded, registry, cells)
     return cells
 

@@ -67,8 +67,9 @@ class LeaderboardMetric(Strict):
 class PlotSpec(Strict):
     key: str = Field(description="series to plot: <metric>.<field>")
     logy: bool = Field(False, description="logarithmic y axis")
-    where: dict[str, Any] = Field(default_factory=dict,
-                                  description="plot only cells with these config values")
+    where: dict[str, Any] = Field(
+        default_factory=dict, description="plot only cells with these config values (a "
+        "list: any of them); arm: A or [A, B] keeps those arms")
     x: str | None = Field(None, description="a config key whose value multiplies the step on "
                           "the x axis (x = step × value), e.g. optimizer.lr")
     xlabel: str | None = Field(None, description="x-axis label (default: 'step × <x>')")
@@ -119,6 +120,11 @@ class Compare(Strict):
             raise ValueError("'key' needs both 'a' and 'b'")
         if self.stat is not None and self.stat[0] == self.stat[1]:
             raise ValueError("'stat: [a, b]' needs two different reductions")
+        if self.arm is not None and self.arm[0] == self.arm[1]:
+            raise ValueError("'arm: [a, b]' needs two different arms")
+        if self.key is not None and self.a == self.b:
+            raise ValueError(f"'a' and 'b' are the same value ({self.a!r}); a comparison "
+                             f"needs two different values of {self.key!r}")
         return self
 
 

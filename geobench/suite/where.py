@@ -1,5 +1,5 @@
-"""How filters read cells: a config key's value in a cell, and whether it matches a filter
-value (claims' and tables' ``where``, exclude entries)."""
+"""How filters read cells: a config key's value in a cell, whether it matches a filter value
+(claims', plots' and tables' ``where``), and the keys and values the cells of a suite have."""
 
 from __future__ import annotations
 
@@ -10,9 +10,14 @@ from geobench.suite.merge import get_dotted
 
 
 def config_value(cell: Cell, key: str) -> Any:
-    """The value of config ``key`` in ``cell``: a grid key, else the first arm's spec."""
+    """The value of config ``key`` in ``cell``: a grid key, else ``arms.<arm>.<key>`` in that
+    arm's spec, else the first arm's spec."""
     if key in cell.varied:
         return cell.varied[key]
+    head, _, rest = key.partition(".")
+    if head == "arms":
+        arm, _, inner = rest.partition(".")
+        return get_dotted(cell.arms.get(arm), inner)
     return get_dotted(next(iter(cell.arms.values())), key)
 
 
@@ -30,3 +35,39 @@ def named_arms(where: dict[str, Any]) -> list[Any]:
     """The arms ``where`` names as a list ([None] when it names none)."""
     arm = where.get("arm")
     return arm if isinstance(arm, list) else [arm]
+
+
+def config_keys(cells: list[Cell]) -> set[str]:
+    """Every key a filter may name in ``cells``: the grid keys, and every dotted path into
+    each arm's resolved spec, also as ``arms.<arm>.<path>``."""
+    keys: set[str] = set()
+    seen: set[int] = set()
+    for cell in cells:
+        keys.update(cell.varied)
+        if id(cell.arms) in seen:  # the trial seeds of a grid point share one spec
+            continue
+        seen.add(id(cell.arms))
+        for arm, spec in cell.arms.items():
+            for path in _paths(spec):
+                keys.update((path, f"arms.{arm}.{path}"))
+    return keys
+
+
+def _paths(doc: dict[str, Any], prefix: str = "") -> list[str]:
+    out = []
+    for key, value in doc.items():
+        path = f"{prefix}{key}"
+        out.append(path)
+        if isinstance(value, dict):
+            out += _paths(value, path + ".")
+    return out
+
+
+def values_taken(cells: list[Cell], key: str) -> list[Any]:
+    """The distinct values of config ``key`` in ``cells``, in order of first appearance."""
+    out: list[Any] = []
+    for cell in cells:
+        value = config_value(cell, key)
+        if not any(value == v for v in out):
+            out.append(value)
+    return out

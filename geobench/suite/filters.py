@@ -1,0 +1,205 @@
+"""Filters that can match (docs/suites.md, "Validation and limits"), checked once every
+profile is expanded:
+
+- every key a filter or a leaderboard names (exclude entries, claims' ``where`` and
+  ``compare``, leaderboard rows, columns, labels, plot ``x`` and ``where``, tables' rows and
+  ``where``) is a config key of some cell, with a did-you-mean when it is not;
+- every value a filter names is one some cell takes, and each ``where`` selects a cell of
+  some profile (a profile where a claim has no cell lists it as not in this profile);
+- every exclude entry drops a grid point of a profile it applies to.
+
+Each problem is one line through ``loaded.fail``."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from geobench.contract.errors import did_you_mean
+from geobench.records import Cell
+from geobench.suite.load import LoadedSuite, Loc
+from geobench.suite.where import config_keys, selects, values_taken
+
+EXTRA = ("arm", "trial_seed")
+"""Row and filter keys that are not config keys."""
+SHOWN = 12
+"""Most values an error lists."""
+
+
+@dataclass
+class ExcludeUse:
+    """What one exclude entry met while the profiles it applies to expanded: the grid points
+    it saw and dropped, the profiles, and each key's values as the suite writes them (grid,
+    zip or base: what an exclude compares)."""
+
+    points: int = 0
+    dropped: int = 0
+    profiles: list[str] = field(default_factory=list)
+    written: dict[str, list[Any]] = field(default_factory=dict)
+
+    def see(self, profile: str, written: dict[str, Any], dropped: bool) -> None:
+        self.points += 1
+        self.dropped += dropped
+        if profile not in self.profiles:
+            self.profiles.append(profile)
+        for key, value in written.items():
+            seen = self.written.setdefault(key, [])
+            if not any(value == v for v in seen):
+                seen.append(value)
+
+
+def show(value: Any) -> str:
+    """A value as a suite writes it (JSON, which YAML reads): ``"relu"``, ``0.1``, ``null``."""
+    return json.dumps(value, default=str)
+
+
+def listing(values: list[Any]) -> str:
+    """At most ``SHOWN`` values, then how many there are."""
+    text = ", ".join(show(v) for v in values[:SHOWN])
+    return text + (f", … ({len(values)} in all)" if len(values) > SHOWN else "")
+
+
+def check_known(loaded: LoadedSuite, loc: Loc, key: str, known: set[str], what: str) -> None:
+    """``key`` is a config key of some cell (or ``arm`` / ``trial_seed``)."""
+    if key in EXTRA or key in known:
+        return
+    parent = key
+    while "." in parent and parent not in known:
+        parent = parent.rpartition(".")[0]
+    if parent in known:
+        names = sorted(k[len(parent) + 1:] for k in known if k.startswith(parent + ".")
+                       and "." not in k[len(parent) + 1:])
+        close = difflib.get_close_matches(key[len(parent) + 1:], names, n=1, cutoff=0.6)
+        hint = f" (did you mean '{parent}.{close[0]}'?)" if close else ""
+        keys = f"; keys under {parent!r}: {', '.join(names)}" if names else \
+            f"; {parent!r} holds a value, not keys"
+    else:
+        hint, keys = did_you_mean(key, sorted(known)), ""
+    raise loaded.fail(loc, f"{what}: no cell has a key {key!r}{hint}{keys}")
+
+
+def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
+    """Keys of the leaderboard and the claims, and every ``where`` and ``compare`` value, as
+    the module says."""
+    every = [c for profile in cells.values() for c in profile]
+    known = config_keys(every)
+    taken: dict[str, list[Any]] = {}
+
+    def values(key: str) -> list[Any]:
+        if key not in taken:
+            taken[key] = values_taken(every, key)
+        return taken[key]
+
+    for loc, key in _board_keys(loaded):
+        check_known(loaded, loc, key, known, "leaderboard")
+    for loc, what, where in _wheres(loaded):
+        for key, value in where.items():
+            if key == "arm":
+                continue
+            check_known(loaded, loc + (key,), key, known, what)
+            _check_value(loaded, loc + (key,), what, key, value, values(key))
+        if not any(selects(where, c) for c in every):
+            raise loaded.fail(loc, f"{what} selects no cell in any profile (no cell has all "
+                                   f"of {_pairs_text(where)})")
+    for loc, what, compare in _compares(loaded):
+        check_known(loaded, loc + ("key",), compare.key, known, what)
+        for side in ("a", "b"):
+            value = getattr(compare, side)
+            if not any(value == v for v in values(compare.key)):
+                raise loaded.fail(loc + (side,), f"{what}: {side} = {show(value)} is not a "
+                                  f"value of {compare.key!r} in any cell; it takes: "
+                                  f"{listing(values(compare.key))}")
+
+
+def _check_value(loaded: LoadedSuite, loc: Loc, what: str, key: str, value: Any,
+                 taken: list[Any]) -> None:
+    """``value`` (or, for a list, each of its values) is one some cell takes."""
+    if isinstance(value, list) and not value:
+        raise loaded.fail(loc, f"{what}: a list of values needs at least one")
+    whole = any(v == value for v in taken)  # a list can be one value (data.classes)
+    for wanted in [value] if whole or not isinstance(value, list) else value:
+        if not any(v == wanted for v in taken):
+            raise loaded.fail(loc, f"{what}: {show(wanted)} is not a value of {key!r} in any "
+                                   f"cell; it takes: {listing(taken)}")
+
+
+def _pairs_text(where: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={show(v)}" for k, v in where.items() if k != "arm")
+
+
+def _board_keys(loaded: LoadedSuite) -> list[tuple[Loc, str]]:
+    board = loaded.suite.leaderboard
+    keys: list[tuple[Loc, str]] = [(("leaderboard", "rows", i), k)
+                                   for i, k in enumerate(board.rows or [])]
+    if board.columns is not None:
+        keys.append((("leaderboard", "columns"), board.columns))
+    keys += [(("leaderboard", "labels", k), k) for k in board.labels]
+    keys += [(("leaderboard", "plots", i, "x"), p.x) for i, p in enumerate(board.plots)
+             if not isinstance(p, str) and p.x is not None]
+    keys += [(("leaderboard", "tables", i, "rows", j), k)
+             for i, t in enumerate(board.tables or []) for j, k in enumerate(t.rows or [])]
+    return keys
+
+
+def _wheres(loaded: LoadedSuite) -> list[tuple[Loc, str, dict[str, Any]]]:
+    """Every ``where`` map: plots', tables', and each alternative of each claim's and each
+    ``also`` part's own."""
+    board, suite = loaded.suite.leaderboard, loaded.suite
+    out: list[tuple[Loc, str, dict[str, Any]]] = [
+        (("leaderboard", "plots", i, "where"), f"plot {p.key!r}", p.where)
+        for i, p in enumerate(board.plots) if not isinstance(p, str) and p.where]
+    out += [(("leaderboard", "tables", i, "where"), f"table {t.title!r}", t.where)
+            for i, t in enumerate(board.tables or [])]
+    for i, claim in enumerate(suite.claims):
+        owners = [(("claims", i), claim.where)]
+        owners += [(("claims", i, "also", j), c.where) for j, c in enumerate(claim.also)
+                   if c.where is not None]
+        for loc, where in owners:
+            if isinstance(where, dict):
+                out.append((loc + ("where",), f"claim {claim.id!r}", where))
+            else:
+                out += [(loc + ("where", k), f"claim {claim.id!r}", w)
+                        for k, w in enumerate(where)]
+    return out
+
+
+def _compares(loaded: LoadedSuite) -> list[tuple[Loc, str, Any]]:
+    """Every claim part's ``compare: {key, a, b}``."""
+    out = []
+    for i, claim in enumerate(loaded.suite.claims):
+        conditions = [(("claims", i), claim)]
+        conditions += [(("claims", i, "also", j), c) for j, c in enumerate(claim.also)]
+        out += [(loc + ("compare",), f"claim {claim.id!r}", c.compare)
+                for loc, c in conditions if c.compare is not None and c.compare.key]
+    return out
+
+
+def check_excludes(loaded: LoadedSuite, uses: dict[Loc, ExcludeUse], cells: list[Cell]
+                   ) -> None:
+    """Every exclude entry drops a grid point of a profile it applies to; else one line
+    says why: a key no cell has, a key the suite never writes, a value its key never takes
+    there, or values that never meet."""
+    known = config_keys(cells)
+    for loc, use in uses.items():
+        if use.dropped:
+            continue
+        if not use.points:
+            raise loaded.fail(loc, "exclude: this entry applies to no profile (each profile "
+                                   "gives its own 'exclude')")
+        where = f"profile{'s' if len(use.profiles) > 1 else ''} {', '.join(use.profiles)}"
+        entry = loaded.suite.exclude[loc[-1]] if loc[0] == "exclude" else \
+            loaded.suite.profiles[loc[1]].exclude[loc[-1]]
+        for key, value in entry.items():
+            seen = use.written[key]
+            if seen == [None]:
+                check_known(loaded, loc + (key,), key, known, "exclude")
+                raise loaded.fail(loc + (key,), f"exclude: {key!r} is not written by the "
+                                  f"grid, zip or base of {where}; an exclude entry matches "
+                                  "values the suite writes")
+            if not any(value == v for v in seen):
+                raise loaded.fail(loc + (key,), f"exclude: {show(value)} is not a value of "
+                                  f"{key!r} in {where}; it takes: {listing(seen)}")
+        raise loaded.fail(loc, f"exclude: no grid point of {where} has all of "
+                               f"{_pairs_text(entry)}; the entry drops no cell")

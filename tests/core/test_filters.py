@@ -1,0 +1,131 @@
+"""Filters that can match: values a filter may name (lists as one value, ``arms.<arm>.``
+keys), excludes that drop cells in some of their profiles, ``--set`` beside an exclude,
+and a claim a profile cannot decide listed as ``not in this profile`` by the claims
+command, its units CSV, Holm's family and the independent recomputation."""
+
+import csv
+import io
+import json
+
+from geobench.cli import main
+from geobench.contract.plugins import registry
+from geobench.report.claims import NOT_IN_PROFILE, evaluate
+from geobench.report.claims_report import summary_line
+from geobench.report.values import StoredValues
+from geobench.run.store import Store
+from geobench.suite import expand, load_suite
+from geobench.suite.where import config_keys, config_value, values_taken
+from geobench.train.engine import CellResult
+from tests.core.suite_text import CLAIMS_BASE
+
+SUITE = "name: filters\n" + CLAIMS_BASE + """\
+  metrics: [{name: nccc}]
+grid:
+  optimizer.lr: [0.05, 0.2]
+seeds: 4
+profiles:
+  narrow:
+    grid: {optimizer.lr: [0.05]}
+claims:
+  - {id: low, statement: a, metric: nccc.accuracy, expect: "> 0", where: {optimizer.lr: 0.05}}
+  - {id: high, statement: b, metric: nccc.accuracy, expect: "> 0", where: {optimizer.lr: 0.2}}
+  - {id: paired, statement: c, metric: nccc.accuracy, expect: "a > b",
+     compare: {key: optimizer.lr, a: 0.2, b: 0.05}}
+  - {id: both, statement: d, metric: nccc.accuracy, expect: "> 0", where: {optimizer.lr: 0.05},
+     also: [{metric: nccc.accuracy, expect: "> 0", where: {optimizer.lr: 0.2}}]}
+"""
+
+
+def _write(tmp_path, text: str = SUITE):
+    (tmp_path / "f.yaml").write_text(text)
+    return load_suite(tmp_path / "f.yaml")
+
+
+def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, capsys,
+                                                                   recompute_claims):
+    loaded = _write(tmp_path)
+    cells = expand(loaded, registry(), "narrow")
+    assert {c.varied["optimizer.lr"] for c in cells} == {0.05}
+    store = Store(tmp_path / "db.sqlite")
+    for cell in cells:  # 1 + seed / 10: every decidable claim holds
+        v = 1.0 + cell.trial_seed / 10
+        store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
+                                     series=[("main", "nccc.accuracy", 30, v)]), {})
+    store.close()
+    args = ["claims", str(tmp_path / "f.yaml"), "--profile", "narrow", "--store",
+            str(tmp_path / "db.sqlite")]
+    assert main(args + ["--json"]) == 0
+    got = {c["id"]: c for c in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert (got["low"]["verdict"], got["low"]["n"]) == ("holds", 4)
+    for cid in ("high", "paired", "both"):  # no cell at lr 0.2 in this profile
+        assert got[cid]["verdict"] == got[cid]["verdict_holm"] == NOT_IN_PROFILE, cid
+        assert got[cid]["p_value"] is None
+    assert got["high"]["n"] == got["paired"]["n"] == 0
+    # outside Holm's family: low alone is tested, so it keeps its raw verdict
+    assert got["low"]["verdict_holm"] == "holds"
+    assert [p["verdict"] for p in got["both"]["parts"]] == ["holds", NOT_IN_PROFILE]
+
+    assert main(args + ["--units", "--csv"]) == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(text)))
+    absent = {(r["claim"], r["part"]): r["excluded"] for r in rows if r["excluded"]}
+    assert absent[("high", "1")] == "absent: no cell of this profile selected"
+    assert absent[("both", "2")] == "absent: no cell of this profile selected"
+    assert absent[("paired", "1")] == "absent: no partner cell in this profile"
+    assert sum(r["claim"] == "paired" for r in rows) == 4  # one unit per trial seed
+    (tmp_path / "units.csv").write_text(text)
+    again = recompute_claims.recompute_claims(str(tmp_path / "units.csv"))
+    assert {c: (r["verdict"], r["verdict_holm"]) for c, r in again.items()} == {
+        "low": ("holds", "holds"), "high": (NOT_IN_PROFILE, NOT_IN_PROFILE),
+        "paired": (NOT_IN_PROFILE, NOT_IN_PROFILE), "both": (NOT_IN_PROFILE, NOT_IN_PROFILE)}
+
+    verdicts = evaluate(loaded, cells, StoredValues(Store(tmp_path / "db.sqlite"), cells),
+                        registry())
+    assert "1 holds / 0 fails / 0 inconclusive / 0 insufficient / 3 not in this profile" \
+        in summary_line(verdicts)
+    smoke = expand(loaded, registry())  # the smoke profile has every cell: not stored yet
+    assert {v.claim.id: v.verdict for v in evaluate(
+        loaded, smoke, StoredValues(Store(tmp_path / "db.sqlite"), smoke), registry())} == {
+        "low": "insufficient", "high": "insufficient", "paired": "insufficient",
+        "both": "insufficient"}
+
+
+def test_a_list_value_may_be_one_value_of_its_key(tmp_path, capsys):
+    text = SUITE.replace("  optimizer.lr: [0.05, 0.2]\n",
+                         "  optimizer.lr: [0.05, 0.2]\n  data.classes: [[0, 1], [1, 2]]\n")
+    text = text.replace("where: {optimizer.lr: 0.05}}\n  - {id: high",
+                        "where: {data.classes: [0, 1]}}\n  - {id: high", 1)
+    cells = expand(_write(tmp_path, text), registry())
+    assert values_taken(cells, "data.classes") == [[0, 1], [1, 2]]
+    (tmp_path / "bad.yaml").write_text(
+        text.replace("where: {data.classes: [0, 1]}", "where: {data.classes: [0, 2]}"))
+    assert main(["validate", str(tmp_path / "bad.yaml")]) == 2
+    assert "claims[0].where.data.classes: claim 'low': 0 is not a value of 'data.classes' " \
+           "in any cell; it takes: [0, 1], [1, 2]" in capsys.readouterr().err
+
+
+def test_arm_keys_read_that_arms_spec(tmp_path):
+    text = SUITE.replace("grid:\n", "arms:\n  x: {}\n  y: {backbone: {width: 8}}\ngrid:\n")
+    text = text.split("claims:\n")[0]
+    cells = expand(_write(tmp_path, text), registry())
+    assert config_value(cells[0], "arms.y.backbone.width") == 8
+    assert config_value(cells[0], "arms.x.backbone.width") == 16
+    assert {"arms.y.backbone.width", "backbone.width", "optimizer.momentum"} \
+        <= config_keys(cells)
+    assert "backbone.widht" not in config_keys(cells)
+
+
+def test_an_exclude_may_drop_cells_of_one_profile_only_and_sits_beside_set(tmp_path, capsys):
+    text = SUITE.replace("seeds: 4\n", "seeds: 4\nexclude:\n  - {optimizer.lr: 0.2}\n"
+                         "  - {optimizer.lr: 0.5}\n").replace(
+        "grid: {optimizer.lr: [0.05]}", "grid: {optimizer.lr: [0.05, 0.5]}")
+    text = text.split("claims:\n")[0]
+    _write(tmp_path, text)
+    path = str(tmp_path / "f.yaml")
+    assert main(["validate", path]) == 0  # 0.2 drops smoke cells, 0.5 narrow ones
+    assert main(["validate", path, "--set", "optimizer.lr=0.05"]) == 0
+    assert "valid (4 cells" in capsys.readouterr().out
+    (tmp_path / "f.yaml").write_text(text.replace("lr: 0.5}\n", "lr: 0.7}\n"))
+    assert main(["validate", path]) == 2
+    assert "exclude[1].optimizer.lr: exclude: 0.7 is not a value of 'optimizer.lr' in " \
+           "profiles smoke, narrow; it takes: 0.05, 0.2, 0.5" in capsys.readouterr().err
