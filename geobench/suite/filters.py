@@ -20,6 +20,7 @@ from typing import Any
 from geobench.contract.errors import did_you_mean
 from geobench.records import Cell
 from geobench.suite.load import LoadedSuite, Loc
+from geobench.suite.merge import get_dotted
 from geobench.suite.where import config_keys, selects, values_taken
 
 EXTRA = ("arm", "trial_seed")
@@ -99,7 +100,7 @@ def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
             if key == "arm":
                 continue
             check_known(loaded, loc + (key,), key, known, what)
-            _check_value(loaded, loc + (key,), what, key, value, values(key))
+            _check_value(loaded, loc + (key,), what, key, value, values(key), every)
         if not any(selects(where, c) for c in every):
             raise loaded.fail(loc, f"{what} selects no cell in any profile (no cell has all "
                                    f"of {_pairs_text(where)})")
@@ -114,15 +115,22 @@ def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
 
 
 def _check_value(loaded: LoadedSuite, loc: Loc, what: str, key: str, value: Any,
-                 taken: list[Any]) -> None:
-    """``value`` (or, for a list, each of its values) is one some cell takes."""
+                 taken: list[Any], cells: list[Cell]) -> None:
+    """``value`` (or, for a list, each of its values) is one some cell takes; where it is
+    another arm's value (a filter reads the first arm's spec), the line names that arm."""
     if isinstance(value, list) and not value:
         raise loaded.fail(loc, f"{what}: a list of values needs at least one")
     whole = any(v == value for v in taken)  # a list can be one value (data.classes)
     for wanted in [value] if whole or not isinstance(value, list) else value:
-        if not any(v == wanted for v in taken):
-            raise loaded.fail(loc, f"{what}: {show(wanted)} is not a value of {key!r} in any "
-                                   f"cell; it takes: {listing(taken)}")
+        if any(v == wanted for v in taken):
+            continue
+        arms = list(dict.fromkeys(arm for c in cells for arm, spec in c.arms.items()
+                                  if get_dotted(spec, key) == wanted))
+        hint = f"; it is the value of arm{'s' if len(arms) > 1 else ''} " \
+               f"{', '.join(arms)}: select {'them' if len(arms) > 1 else 'it'} with 'arm'" \
+            if arms else ""
+        raise loaded.fail(loc, f"{what}: {show(wanted)} is not a value of {key!r} in any "
+                               f"cell; it takes: {listing(taken)}{hint}")
 
 
 def _pairs_text(where: dict[str, Any]) -> str:
