@@ -30,8 +30,8 @@ stays ≥ 95%, checked exactly for two runs a seed).  The claim is ``d > margin`
 - ``inconclusive``: the interval contains the margin;
 - ``insufficient``: fewer than 3 trial seeds with a value;
 - ``not in this profile``: the profile has no unit of the claim (of some part): no cell its
-  ``where`` selects, or no partner cell for any ``compare: {key}`` pair (such units are
-  marked ``absent:``).
+  ``where`` selects, or no selected partner cell for any ``compare: {key}`` pair (such
+  units are marked ``absent:``).
 
 The p-value is two-sided, 2 min(p_holds, p_fails), from the one-sided tests the interval
 inverts (the t distribution's, the bootstrap shares, or the exact binomial's), so the raw
@@ -66,11 +66,11 @@ from geobench.report.stats import (
 from geobench.report.values import StoredValues, field_doc
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
-from geobench.suite.where import config_value, named_arms, selects
+from geobench.suite.where import key_pairs, selected_cells
 
 MIN_PAIRS = 3
 NOT_IN_PROFILE = "not in this profile"
-NO_PARTNER = "absent: no partner cell in this profile"
+NO_PARTNER = "absent: no partner cell selected in this profile"
 REASONS = {Status.DIVERGED: "diverged", Status.FAILED: "failed"}
 PART_KEYS = ("ci", "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing",
              "p_holds", "p_fails", "p_value", "verdict")
@@ -95,8 +95,8 @@ class Unit:
 
     @property
     def missing(self) -> bool:
-        """A side of the unit is not in the store yet."""
-        return "missing:" in self.excluded
+        """A side of the unit is not in the store yet (and neither is absent)."""
+        return "missing:" in self.excluded and not self.absent
 
     @property
     def absent(self) -> bool:
@@ -233,23 +233,6 @@ def apply_holm(verdicts: list[Verdict]) -> None:
             v.verdict_holm = v.verdict if decided else "inconclusive"
 
 
-def _chosen(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str | None]]]:
-    """The cells some alternative of ``where`` selects, each with the arms it names (None:
-    the metric's own arm), by cell id, in cell order; a unit selected twice counts once.
-    A pair of the ``compare: {key}`` form reads the arms both of its cells were selected
-    with."""
-    chosen: dict[str, tuple[Cell, list[str | None]]] = {}
-    for cell in cells:
-        for where in claim.alternatives:
-            if not selects(where, cell):
-                continue
-            arms = chosen.setdefault(cell.id, (cell, []))[1]
-            for name in named_arms(where):
-                if name not in arms:
-                    arms.append(name)
-    return chosen
-
-
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
     """The verdict of ``claim``; with ``also``, every part's and the combined one."""
@@ -287,7 +270,7 @@ def combined(verdicts: list[str]) -> str:
 
 def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
-    chosen = _chosen(claim, cells)
+    chosen = selected_cells(claim, cells)
     doc = field_doc(registry, cells[0], claim.metric) if cells else None
     method = claim.interval(doc is not None and doc.binary)
     tally = _Tally(claim, values, method == "rate")
@@ -307,42 +290,14 @@ def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                 tally.add(cell.trial_seed, cell, arm,
                           *(tally.get(cell, arm, s) for s in compare.stat))
     else:
-        pairs = _pairs(loaded, [c for c, _ in chosen.values()], compare.key, compare.a,
-                       compare.b)
+        pairs = key_pairs(loaded.suite, [c for c, _ in chosen.values()], compare.key,
+                          compare.a, compare.b)
         for a, b in pairs:
             sides = [chosen[c.id][1] for c in (a, b) if c is not None]
             for arm in [x for x in sides[0] if all(x in side for side in sides)]:
                 tally.add((a or b).trial_seed, a, arm, tally.get(a, arm), tally.get(b, arm),
                           cell_b=b)
     return _verdict(claim, tally, method)
-
-
-def _pairs(loaded: LoadedSuite, cells: list[Cell], key: str, a: Any, b: Any
-           ) -> list[tuple[Cell | None, Cell | None]]:
-    """Cells with ``key == a`` matched to cells with ``key == b`` of the same trial seed and
-    the same values of every grid key that does not go with ``key``."""
-    drop = _going_with(loaded, cells[0].profile if cells else "smoke", key)
-    sides: dict[Any, dict[Any, Cell]] = {}
-    for cell in cells:
-        value = config_value(cell, key)
-        side = "a" if value == a else "b" if value == b else None
-        if side is None:
-            continue
-        ident = repr(sorted((k, repr(v)) for k, v in cell.varied.items()
-                            if k not in drop and not _related(k, key)))
-        sides.setdefault(ident, {})[side] = cell
-    return [(pair.get("a"), pair.get("b")) for pair in sides.values()]
-
-
-def _related(grid_key: str, key: str) -> bool:
-    return grid_key == key or key.startswith(grid_key + ".") or grid_key.startswith(key + ".")
-
-
-def _going_with(loaded: LoadedSuite, profile: str, key: str) -> set[str]:
-    """Grid keys zipped together with ``key`` (they change with it)."""
-    prof = loaded.suite.profiles.get(profile)
-    zips = prof.zip if prof is not None and prof.zip is not None else loaded.suite.zip
-    return {k for group in zips if any(_related(g, key) for g in group) for k in group}
 
 
 def _verdict(claim: Claim, tally: _Tally, method: str) -> Verdict:

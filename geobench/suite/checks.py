@@ -16,7 +16,7 @@ from geobench.contract.spec import RunSpec
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import get_dotted
-from geobench.suite.where import config_value
+from geobench.suite.where import EXTRA_KEYS, config_value
 
 
 def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
@@ -94,7 +94,7 @@ def check_structure(loaded: LoadedSuite) -> None:
                                               "(an empty one drops every cell)")
             for key in entry:
                 check_key(loaded, loc + (i, key), key, suite.arms)
-    board, extra = suite.leaderboard, ("arm", "trial_seed")
+    board, extra = suite.leaderboard, EXTRA_KEYS
     for i, key in enumerate(board.rows or []):
         check_key(loaded, ("leaderboard", "rows", i), key, suite.arms, extra)
     if board.columns is not None:
@@ -111,7 +111,7 @@ def check_tables(loaded: LoadedSuite) -> None:
     """``leaderboard.tables``: at least one, unique titles, not with ``columns``; row and
     ``where`` keys name run-spec keys (or arm, trial_seed), known arms; metrics to show."""
     suite = loaded.suite
-    board, extra = suite.leaderboard, ("arm", "trial_seed")
+    board, extra = suite.leaderboard, EXTRA_KEYS
     if board.tables is None:
         return
     if not board.tables:

@@ -124,6 +124,19 @@ def _check_count(loaded: LoadedSuite, view: View, axes: list[Axis], seeds: int,
                            f"limit is {limit} (raise it with --cell-limit N)")
 
 
+def _written(varied: dict[str, Any], base: dict[str, Any], key: str) -> Any:
+    """``key``'s value as the suite writes it at one grid point: a grid or zip key, inside a
+    varied parent (``optimizer: [{name: sgd, lr: 0.1}, ...]``), else the base's."""
+    if key in varied:
+        return varied[key]
+    for parent, value in varied.items():
+        if key.startswith(parent + ".") and isinstance(value, dict):
+            inner = get_dotted(value, key[len(parent) + 1:])
+            if inner is not None:
+                return inner
+    return get_dotted(base, key)
+
+
 def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict[str, Any],
             limit: int, accepts: Accepts,
             uses: dict[Loc, filters.ExcludeUse] | None = None) -> list[Cell]:
@@ -144,7 +157,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
         varied = {key: value for key, value, _ in assignment}
         dropped = False
         for i, entry in enumerate(exclude):
-            written = {k: varied.get(k, get_dotted(view.base, k)) for k in entry}
+            written = {k: _written(varied, view.base, k) for k in entry}
             hit = written == entry
             dropped |= hit
             if uses is not None:

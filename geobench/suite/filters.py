@@ -3,9 +3,12 @@ profile is expanded:
 
 - every key a filter or a leaderboard names (exclude entries, claims' ``where`` and
   ``compare``, leaderboard rows, columns, labels, plot ``x`` and ``where``, tables' rows and
-  ``where``) is a config key of some cell, with a did-you-mean when it is not;
-- every value a filter names is one some cell takes, and each ``where`` selects a cell of
-  some profile (a profile where a claim has no cell lists it as not in this profile);
+  ``where``) is a config key of some cell, with a did-you-mean when it is not, and every
+  arm a ``where`` names exists;
+- every value a filter names is one some cell takes (``true`` is not 1), and each
+  ``where`` selects a cell of some profile;
+- every claim has a profile that holds a unit of each of its parts (a profile without one
+  lists the claim as not in this profile);
 - every exclude entry drops a grid point of a profile it applies to.
 
 Each problem is one line through ``loaded.fail``."""
@@ -18,13 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from geobench.contract.errors import did_you_mean
-from geobench.records import Cell
+from geobench.records import SINGLE_ARM, Cell
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import get_dotted
-from geobench.suite.where import config_keys, selects, values_taken
+from geobench.suite.schema import Claim
+from geobench.suite.where import EXTRA_KEYS, config_keys, decidable, selects, values_taken
 
-EXTRA = ("arm", "trial_seed")
-"""Row and filter keys that are not config keys."""
 SHOWN = 12
 """Most values an error lists."""
 
@@ -47,8 +49,13 @@ class ExcludeUse:
             self.profiles.append(profile)
         for key, value in written.items():
             seen = self.written.setdefault(key, [])
-            if not any(value == v for v in seen):
+            if not any(same(value, v) for v in seen):
                 seen.append(value)
+
+
+def same(value: Any, other: Any) -> bool:
+    """Equal as a suite means it: ``true`` is not 1, 1 is 1.0."""
+    return value == other and isinstance(value, bool) == isinstance(other, bool)
 
 
 def show(value: Any) -> str:
@@ -64,7 +71,7 @@ def listing(values: list[Any]) -> str:
 
 def check_known(loaded: LoadedSuite, loc: Loc, key: str, known: set[str], what: str) -> None:
     """``key`` is a config key of some cell (or ``arm`` / ``trial_seed``)."""
-    if key in EXTRA or key in known:
+    if key in EXTRA_KEYS or key in known:
         return
     parent = key
     while "." in parent and parent not in known:
@@ -75,15 +82,15 @@ def check_known(loaded: LoadedSuite, loc: Loc, key: str, known: set[str], what: 
         close = difflib.get_close_matches(key[len(parent) + 1:], names, n=1, cutoff=0.6)
         hint = f" (did you mean '{parent}.{close[0]}'?)" if close else ""
         keys = f"; keys under {parent!r}: {', '.join(names)}" if names else \
-            f"; {parent!r} holds a value, not keys"
+            f"; no cell has keys under {parent!r}"
     else:
         hint, keys = did_you_mean(key, sorted(known)), ""
     raise loaded.fail(loc, f"{what}: no cell has a key {key!r}{hint}{keys}")
 
 
 def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
-    """Keys of the leaderboard and the claims, and every ``where`` and ``compare`` value, as
-    the module says."""
+    """Keys of the leaderboard and the claims, every ``where`` and ``compare``, and that some
+    profile can test each claim, as the module says."""
     every = [c for profile in cells.values() for c in profile]
     known = config_keys(every)
     taken: dict[str, list[Any]] = {}
@@ -97,7 +104,10 @@ def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
         check_known(loaded, loc, key, known, "leaderboard")
     for loc, what, where in _wheres(loaded):
         for key, value in where.items():
+            if isinstance(value, list) and not value:
+                raise loaded.fail(loc + (key,), f"{what}: a list of values needs at least one")
             if key == "arm":
+                _check_arms(loaded, loc + (key,), what, value)
                 continue
             check_known(loaded, loc + (key,), key, known, what)
             _check_value(loaded, loc + (key,), what, key, value, values(key), every)
@@ -108,29 +118,61 @@ def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
         check_known(loaded, loc + ("key",), compare.key, known, what)
         for side in ("a", "b"):
             value = getattr(compare, side)
-            if not any(value == v for v in values(compare.key)):
+            if not any(same(value, v) for v in values(compare.key)):
                 raise loaded.fail(loc + (side,), f"{what}: {side} = {show(value)} is not a "
                                   f"value of {compare.key!r} in any cell; it takes: "
                                   f"{listing(values(compare.key))}")
+    for i, claim in enumerate(loaded.suite.claims):
+        _check_decidable(loaded, i, claim, cells)
+
+
+def _check_arms(loaded: LoadedSuite, loc: Loc, what: str, value: Any) -> None:
+    arms = list(loaded.suite.arms) or [SINGLE_ARM]
+    for arm in value if isinstance(value, list) else [value]:
+        if arm not in arms:
+            raise loaded.fail(loc, f"{what} names arm {show(arm)}; arms: {', '.join(arms)}")
 
 
 def _check_value(loaded: LoadedSuite, loc: Loc, what: str, key: str, value: Any,
                  taken: list[Any], cells: list[Cell]) -> None:
     """``value`` (or, for a list, each of its values) is one some cell takes; where it is
-    another arm's value (a filter reads the first arm's spec), the line names that arm."""
-    if isinstance(value, list) and not value:
-        raise loaded.fail(loc, f"{what}: a list of values needs at least one")
-    whole = any(v == value for v in taken)  # a list can be one value (data.classes)
+    another arm's value (a plain key reads the first arm's spec), the line says how to
+    read that arm's."""
+    whole = any(same(v, value) for v in taken)  # a list can be one value (data.classes)
     for wanted in [value] if whole or not isinstance(value, list) else value:
-        if any(v == wanted for v in taken):
+        if any(same(v, wanted) for v in taken):
             continue
         arms = list(dict.fromkeys(arm for c in cells for arm, spec in c.arms.items()
-                                  if get_dotted(spec, key) == wanted))
-        hint = f"; it is the value of arm{'s' if len(arms) > 1 else ''} " \
-               f"{', '.join(arms)}: select {'them' if len(arms) > 1 else 'it'} with 'arm'" \
+                                  if same(get_dotted(spec, key), wanted)))
+        hint = f"; it is the value of arm {arms[0]!r}: filter on 'arms.{arms[0]}.{key}'" \
             if arms else ""
         raise loaded.fail(loc, f"{what}: {show(wanted)} is not a value of {key!r} in any "
                                f"cell; it takes: {listing(taken)}{hint}")
+
+
+def _check_decidable(loaded: LoadedSuite, index: int, claim: Claim,
+                     cells: dict[str, list[Cell]]) -> None:
+    """Some profile holds a unit of every part of ``claim``."""
+    parts = claim.parts
+    testable = {name: [decidable(loaded.suite, p, cs) for p in parts]
+                for name, cs in cells.items()}
+    if any(all(flags) for flags in testable.values()):
+        return
+    for j, part in enumerate(parts):
+        if any(flags[j] for flags in testable.values()):
+            continue
+        loc: Loc = ("claims", index) + (("also", j - 1) if j else ())
+        compare = part.compare
+        if compare is not None and compare.key is not None:
+            raise loaded.fail(loc + ("compare",), f"claim {claim.id!r}: no profile has a pair "
+                              f"of cells its 'where' selects with {compare.key} = "
+                              f"{show(compare.a)} and {show(compare.b)}, alike in every other "
+                              "grid key")
+        raise loaded.fail(loc + ("where",), f"claim {claim.id!r} selects no cell in any profile")
+    where = "; ".join(f"part {j + 1}: " + (", ".join(n for n, f in testable.items() if f[j]))
+                      for j in range(len(parts)))
+    raise loaded.fail(("claims", index), f"claim {claim.id!r}: no profile can test every part "
+                                         f"({where})")
 
 
 def _pairs_text(where: dict[str, Any]) -> str:
@@ -186,27 +228,30 @@ def _compares(loaded: LoadedSuite) -> list[tuple[Loc, str, Any]]:
 
 def check_excludes(loaded: LoadedSuite, uses: dict[Loc, ExcludeUse], cells: list[Cell]
                    ) -> None:
-    """Every exclude entry drops a grid point of a profile it applies to; else one line
-    says why: a key no cell has, a key the suite never writes, a value its key never takes
-    there, or values that never meet."""
+    """Every key of an exclude entry is a config key of some cell or written by the suite,
+    and every entry drops a grid point of a profile it applies to; else one line says why:
+    a key no cell has, a key the suite never writes, a value its key never takes there, or
+    values that never meet."""
     known = config_keys(cells)
     for loc, use in uses.items():
+        entry = loaded.suite.exclude[loc[-1]] if loc[0] == "exclude" else \
+            loaded.suite.profiles[loc[1]].exclude[loc[-1]]
+        for key in entry:
+            if all(v is None for v in use.written.get(key, [])):
+                check_known(loaded, loc + (key,), key, known, "exclude")
         if use.dropped:
             continue
         if not use.points:
             raise loaded.fail(loc, "exclude: this entry applies to no profile (each profile "
                                    "gives its own 'exclude')")
         where = f"profile{'s' if len(use.profiles) > 1 else ''} {', '.join(use.profiles)}"
-        entry = loaded.suite.exclude[loc[-1]] if loc[0] == "exclude" else \
-            loaded.suite.profiles[loc[1]].exclude[loc[-1]]
         for key, value in entry.items():
             seen = use.written[key]
             if seen == [None]:
-                check_known(loaded, loc + (key,), key, known, "exclude")
                 raise loaded.fail(loc + (key,), f"exclude: {key!r} is not written by the "
                                   f"grid, zip or base of {where}; an exclude entry matches "
                                   "values the suite writes")
-            if not any(value == v for v in seen):
+            if not any(same(value, v) for v in seen):
                 raise loaded.fail(loc + (key,), f"exclude: {show(value)} is not a value of "
                                   f"{key!r} in {where}; it takes: {listing(seen)}")
         raise loaded.fail(loc, f"exclude: no grid point of {where} has all of "

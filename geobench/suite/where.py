@@ -1,5 +1,6 @@
 """How filters read cells: a config key's value in a cell, whether it matches a filter value
-(claims', plots' and tables' ``where``), and the keys and values the cells of a suite have."""
+(claims', plots' and tables' ``where``), the cells and pairs of cells a claim part reads,
+and the keys and values the cells of a suite have."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from typing import Any
 
 from geobench.records import Cell
 from geobench.suite.merge import get_dotted
+from geobench.suite.schema import Claim, Suite
+
+EXTRA_KEYS = ("arm", "trial_seed")
+"""Row and filter keys that are not config keys."""
 
 
 def config_value(cell: Cell, key: str) -> Any:
@@ -35,6 +40,67 @@ def named_arms(where: dict[str, Any]) -> list[Any]:
     """The arms ``where`` names as a list ([None] when it names none)."""
     arm = where.get("arm")
     return arm if isinstance(arm, list) else [arm]
+
+
+def selected_cells(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, list[str | None]]]:
+    """The cells some alternative of ``where`` selects, each with the arms it names (None:
+    the metric's own arm), by cell id, in cell order; a unit selected twice counts once.
+    A pair of the ``compare: {key}`` form reads the arms both of its cells were selected
+    with."""
+    chosen: dict[str, tuple[Cell, list[str | None]]] = {}
+    for cell in cells:
+        for where in claim.alternatives:
+            if not selects(where, cell):
+                continue
+            arms = chosen.setdefault(cell.id, (cell, []))[1]
+            for name in named_arms(where):
+                if name not in arms:
+                    arms.append(name)
+    return chosen
+
+
+def key_pairs(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
+              ) -> list[tuple[Cell | None, Cell | None]]:
+    """Cells with ``key == a`` matched to cells with ``key == b`` of the same trial seed and
+    the same values of every grid key that does not go with ``key`` (None: no partner)."""
+    drop = _going_with(suite, cells[0].profile if cells else "smoke", key)
+    sides: dict[Any, dict[Any, Cell]] = {}
+    for cell in cells:
+        value = config_value(cell, key)
+        side = "a" if value == a else "b" if value == b else None
+        if side is None:
+            continue
+        ident = repr(sorted((k, repr(v)) for k, v in cell.varied.items()
+                            if k not in drop and not _related(k, key)))
+        sides.setdefault(ident, {})[side] = cell
+    return [(pair.get("a"), pair.get("b")) for pair in sides.values()]
+
+
+def _related(grid_key: str, key: str) -> bool:
+    return grid_key == key or key.startswith(grid_key + ".") or grid_key.startswith(key + ".")
+
+
+def _going_with(suite: Suite, profile: str, key: str) -> set[str]:
+    """Grid keys zipped together with ``key`` (they change with it)."""
+    prof = suite.profiles.get(profile)
+    zips = prof.zip if prof is not None and prof.zip is not None else suite.zip
+    return {k for group in zips if any(_related(g, key) for g in group) for k in group}
+
+
+def decidable(suite: Suite, part: Claim, cells: list[Cell]) -> bool:
+    """``cells`` (one profile's) hold a unit of the claim part: a cell its ``where``
+    selects, or for ``compare: {key}`` a selected pair with an arm both sides were selected
+    with."""
+    chosen = selected_cells(part, cells)
+    compare = part.compare
+    if compare is None or compare.key is None:
+        return bool(chosen)
+    for a, b in key_pairs(suite, [c for c, _ in chosen.values()], compare.key, compare.a,
+                          compare.b):
+        if a is not None and b is not None \
+                and any(arm in chosen[b.id][1] for arm in chosen[a.id][1]):
+            return True
+    return False
 
 
 def config_keys(cells: list[Cell]) -> set[str]:

@@ -71,7 +71,7 @@ def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, caps
     absent = {(r["claim"], r["part"]): r["excluded"] for r in rows if r["excluded"]}
     assert absent[("high", "1")] == "absent: no cell of this profile selected"
     assert absent[("both", "2")] == "absent: no cell of this profile selected"
-    assert absent[("paired", "1")] == "absent: no partner cell in this profile"
+    assert absent[("paired", "1")] == "absent: no partner cell selected in this profile"
     assert sum(r["claim"] == "paired" for r in rows) == 4  # one unit per trial seed
     (tmp_path / "units.csv").write_text(text)
     again = recompute_claims.recompute_claims(str(tmp_path / "units.csv"))
@@ -83,6 +83,13 @@ def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, caps
                         registry())
     assert "1 holds / 0 fails / 0 inconclusive / 0 insufficient / 3 not in this profile" \
         in summary_line(verdicts)
+    empty = {v.claim.id: v for v in evaluate(
+        loaded, cells, StoredValues(Store(tmp_path / "empty.sqlite"), cells), registry())}
+    paired = empty["paired"]  # a side absent, b side not run: absent, not missing
+    assert (paired.verdict, paired.missing, paired.excluded) == (NOT_IN_PROFILE, 0, 4)
+    assert paired.units[0].excluded == ("a: absent: no partner cell selected in this "
+                                        "profile; b: missing: not in the store")
+    assert (empty["low"].verdict, empty["low"].missing) == ("insufficient", 4)
     smoke = expand(loaded, registry())  # the smoke profile has every cell: not stored yet
     assert {v.claim.id: v.verdict for v in evaluate(
         loaded, smoke, StoredValues(Store(tmp_path / "db.sqlite"), smoke), registry())} == {
@@ -129,3 +136,13 @@ def test_an_exclude_may_drop_cells_of_one_profile_only_and_sits_beside_set(tmp_p
     assert main(["validate", path]) == 2
     assert "exclude[1].optimizer.lr: exclude: 0.7 is not a value of 'optimizer.lr' in " \
            "profiles smoke, narrow; it takes: 0.05, 0.2, 0.5" in capsys.readouterr().err
+
+
+def test_an_exclude_reads_inside_a_varied_component(tmp_path):
+    text = SUITE.split("profiles:\n")[0].replace(
+        "  optimizer.lr: [0.05, 0.2]\n",
+        "  optimizer: [{name: sgd, lr: 0.05}, {name: sgd, lr: 0.2}]\n  train.steps: [10, 30]\n")
+    text += "exclude:\n  - {optimizer.lr: 0.2, train.steps: 10}\n"
+    cells = expand(_write(tmp_path, text), registry())
+    assert sorted({(c.arms["main"]["optimizer"]["lr"], c.arms["main"]["train"]["steps"])
+                   for c in cells}) == [(0.05, 10), (0.05, 30), (0.2, 30)]
