@@ -184,3 +184,19 @@ def test_a_plot_with_x_multiplies_the_step_by_the_config_value(tmp_path, monkeyp
     assert [x for _, x, _ in drawn[2:4]] == [[0.0, 0.5, 1.0], [0.0, 1.0, 2.0]]
     assert drawn[4][0] == "optimizer.lr=0.2" and drawn[4][1] == [0, 5, 10]  # no x: steps
     assert xlabels == ["step × optimizer.lr", "integrated time T", "step"]
+
+
+def test_a_plot_where_selects_cells_by_any_listed_value_and_keeps_its_arms(tmp_path,
+                                                                            monkeypatch):
+    board = LEADERBOARD.replace(
+        "  plots: [loss.train]",
+        "  plots:\n    - {key: nccc.accuracy, where: {optimizer.lr: [0.1, 0.3], arm: b}}")
+    loaded, cells, store = _suite(tmp_path, board)
+    drawn = []
+    plot = matplotlib.axes.Axes.plot
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", lambda ax, x, y, **kw: (
+        drawn.append((kw["label"], list(y))), plot(ax, x, y, **kw))[1])
+    _render(tmp_path, loaded, cells, store)
+    # arm b reads 10 (lr + seed / 10): the mean over seeds 0 and 1 is 10 lr + 0.5
+    assert [(label, pytest.approx(y)) for label, y in drawn] == [
+        ("optimizer.lr=0.1 [b]", [1.5] * 3), ("optimizer.lr=0.3 [b]", [3.5] * 3)]
