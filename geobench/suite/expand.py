@@ -207,8 +207,7 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
             resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
                           accepts)
         cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts, uses)
-    filters.check_excludes(loaded, uses, [c for profile in cells.values() for c in profile])
-    filters.check_filters(loaded, cells)
+    filters.check_filters(loaded, cells, uses)
     checks.check_board_metrics(loaded, registry, cells)
     return cells
 

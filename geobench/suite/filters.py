@@ -88,11 +88,14 @@ def check_known(loaded: LoadedSuite, loc: Loc, key: str, known: set[str], what: 
     raise loaded.fail(loc, f"{what}: no cell has a key {key!r}{hint}{keys}")
 
 
-def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]]) -> None:
-    """Keys of the leaderboard and the claims, every ``where`` and ``compare``, and that some
-    profile can test each claim, as the module says."""
+def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]],
+                  uses: dict[Loc, ExcludeUse]) -> None:
+    """The exclude entries (``uses``: what each met), keys of the leaderboard and the
+    claims, every ``where`` and ``compare``, and that some profile can test each claim, as
+    the module says."""
     every = [c for profile in cells.values() for c in profile]
     known = config_keys(every)
+    _check_excludes(loaded, uses, known)
     taken: dict[str, list[Any]] = {}
 
     def values(key: str) -> list[Any]:
@@ -130,7 +133,7 @@ def _check_arms(loaded: LoadedSuite, loc: Loc, what: str, value: Any) -> None:
     arms = list(loaded.suite.arms) or [SINGLE_ARM]
     for arm in value if isinstance(value, list) else [value]:
         if arm not in arms:
-            raise loaded.fail(loc, f"{what} names arm {show(arm)}; arms: {', '.join(arms)}")
+            raise loaded.fail(loc, f"{what} names arm {arm!r}; arms: {', '.join(arms)}")
 
 
 def _check_value(loaded: LoadedSuite, loc: Loc, what: str, key: str, value: Any,
@@ -226,13 +229,12 @@ def _compares(loaded: LoadedSuite) -> list[tuple[Loc, str, Any]]:
     return out
 
 
-def check_excludes(loaded: LoadedSuite, uses: dict[Loc, ExcludeUse], cells: list[Cell]
-                   ) -> None:
+def _check_excludes(loaded: LoadedSuite, uses: dict[Loc, ExcludeUse], known: set[str]
+                    ) -> None:
     """Every key of an exclude entry is a config key of some cell or written by the suite,
     and every entry drops a grid point of a profile it applies to; else one line says why:
     a key no cell has, a key the suite never writes, a value its key never takes there, or
     values that never meet."""
-    known = config_keys(cells)
     for loc, use in uses.items():
         entry = loaded.suite.exclude[loc[-1]] if loc[0] == "exclude" else \
             loaded.suite.profiles[loc[1]].exclude[loc[-1]]
