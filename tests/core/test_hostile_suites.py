@@ -40,6 +40,14 @@ def check_refused(args: list[str], path: Path, fragment: str, store: Path, capsy
     assert not store.exists()
 
 
+def check_corpus_case(path: Path, command: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    """``command`` (validate or run) refuses the corpus file ``path`` as its first line says."""
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "db.sqlite"
+    check_refused([command, str(path), "--store", str(store)] if command == "run"
+                  else [command, str(path)], path, expected(path), store, capsys)
+
+
 def test_the_corpus_is_large():
     assert len(CORPUS) >= 60
 
@@ -47,10 +55,7 @@ def test_the_corpus_is_large():
 @pytest.mark.parametrize("command", ["validate", "run"])
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_malformed_suite_gets_one_line(path, command, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    store = tmp_path / "db.sqlite"
-    check_refused([command, str(path), "--store", str(store)] if command == "run"
-                  else [command, str(path)], path, expected(path), store, capsys)
+    check_corpus_case(path, command, tmp_path, monkeypatch, capsys)
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path, monkeypatch, capsys):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_hostile_suites import check_refused, expected
+from tests.core.test_hostile_suites import check_corpus_case
 
 HOSTILE = Path(__file__).parent / "hostile"
 CORPUS = sorted(HOSTILE.glob("*.yaml"))
@@ -18,7 +18,4 @@ def test_the_corpus_is_there():
 @pytest.mark.parametrize("command", ["validate", "run"])
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_malformed_suite_gets_one_line(path, command, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    store = tmp_path / "db.sqlite"
-    check_refused([command, str(path), "--store", str(store)] if command == "run"
-                  else [command, str(path)], path, expected(path), store, capsys)
+    check_corpus_case(path, command, tmp_path, monkeypatch, capsys)
