@@ -318,7 +318,7 @@ def cmd_results(args) -> int:
         held = {r["cell"] for r in found}
         write_csv(found + missing_rows([c for c in cells if c.id not in held]), sys.stdout)
         return 0
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     stored = store.cells([c.id for c in cells])
     store.close()
     rows = []
@@ -344,7 +344,7 @@ def cmd_leaderboard(args) -> int:
 
     loaded, cells = _cells(args)
     out = _out_path(args, loaded)
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     try:
         render(loaded, cells, store, out, registry())
     finally:
@@ -367,7 +367,7 @@ def cmd_claims(args) -> int:
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
-    store = Store(args.store)
+    store = Store(args.store, read_only=True)
     try:
         verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
     finally:

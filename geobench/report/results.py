@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from geobench.records import Cell, MetricKey, Status, measured_arm, metric_key, parse_metric_key
-from geobench.run.store import LOCK_TIMEOUT_S, StoreError, describe_store_error
+from geobench.run.store import LOCK_TIMEOUT_S, StoreError, check_exists, describe_store_error
 
 if TYPE_CHECKING:
     import pandas
@@ -110,9 +110,7 @@ def _read(store: str | Path, values: str, suite: str | None, profile: str | None
     """The selected cells (identity columns, arm records) and their ``values`` query's rows,
     read read-only in one snapshot; every SQLite problem as a one-line ``StoreError``."""
     path = Path(store)
-    if not path.is_file():
-        raise StoreError(f"{path}: results store: "
-                         f"{'not a file' if path.exists() else 'no such file'}")
+    check_exists(path)
     params = {"suite": suite, "profile": profile}
     try:
         uri = f"{path.resolve().as_uri()}?mode=ro"

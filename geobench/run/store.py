@@ -96,14 +96,22 @@ def describe_store_error(exc: BaseException) -> str:
     return f"error: {text}"
 
 
+def check_exists(path: Path) -> None:
+    """A store that readers open must be a file already: they never create one."""
+    if not path.is_file():
+        raise StoreError(f"{path}: results store: "
+                         f"{'not a file' if path.exists() else 'no such file'}")
+
+
 class Store:
     @_guarded
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
         """Open (and create) the store at ``path``; ``read_only``: open an existing store
-        for reading, creating and changing nothing."""
+        for reading, creating and changing nothing (a missing store is a ``StoreError``)."""
         self.path = Path(path)
         self.db: sqlite3.Connection | None = None
         if read_only:
+            check_exists(self.path)
             self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
                                       timeout=LOCK_TIMEOUT_S, isolation_level=None)
             return

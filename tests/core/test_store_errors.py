@@ -143,3 +143,16 @@ def test_processes_creating_one_store_at_once_lease_each_cell_once(tmp_path):
             proc.join(timeout=60)
         assert [p.exitcode for p in procs] == [0] * 4
         assert sorted(i for leased in got for i in leased) == list(range(40))
+
+
+@pytest.mark.parametrize("command", [["claims"], ["results"], ["results", "--json"],
+                                     ["results", "--csv"], ["leaderboard"]])
+def test_a_reader_on_a_missing_store_creates_nothing(command, suite, capsys):
+    claim = ("claims:\n- {id: c, statement: s, metric: nccc.accuracy, expect: '> 0.5'}\n")
+    (suite / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)) + claim)
+    store = suite / "mistyped" / "db.sqlite"
+    assert main([command[0], "suite.yaml", "--store", str(store), *command[1:]]) == 2
+    assert _one_line(capsys) == f"{store}: results store: no such file"
+    assert not (suite / "mistyped").exists() and not (suite / "leaderboards").exists()
+    with pytest.raises(StoreError, match="no such file"):  # the API gives the same answer
+        geobench.load_results(store)
