@@ -72,23 +72,31 @@ def _shape(annotation: Any) -> str:
     return "one"
 
 
+MAX_COUNT = 10**9
+"""Largest step, epoch, sample or batch count a spec may give: more than any run reaches."""
+
+
 class DataParams(Params):
     """Parameters every dataset accepts."""
 
-    n_train: int | None = Field(None, ge=1, description="training samples (None: all)")
-    n_test: int | None = Field(None, ge=1, description="held-out samples (None: all)")
+    n_train: int | None = Field(None, ge=1, le=MAX_COUNT,
+                                description="training samples (None: all)")
+    n_test: int | None = Field(None, ge=1, le=MAX_COUNT,
+                               description="held-out samples (None: all)")
     classes: int | list[int] | None = Field(
         None, description="class subset: a count C' (sampled from the seed) or explicit ids"
     )
-    reference_size: int = Field(256, ge=1, description="fixed reference set for metrics")
-    batch_size: int = Field(128, ge=1, description="training batch size")
+    reference_size: int = Field(256, ge=1, le=MAX_COUNT,
+                                description="fixed reference set for metrics")
+    batch_size: int = Field(128, ge=1, le=MAX_COUNT, description="training batch size")
 
 
 class MetricParams(Params):
     """Parameters every metric accepts."""
 
     every: int | None = Field(
-        None, ge=1, description="evaluate at steps 0, every, 2*every, ...; always at the end"
+        None, ge=1, le=MAX_COUNT,
+        description="evaluate at steps 0, every, 2*every, ...; always at the end"
     )
 
 

@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from geobench.contract.params import MAX_COUNT
+
 ComponentSpec = dict[str, Any]  # {name: <registered name>, **params}
 COMPONENT_KINDS = {
     "data": "datasets",
@@ -34,13 +36,14 @@ class Strict(BaseModel):
 
 
 class TrainSpec(Strict):
-    steps: StrictInt | None = Field(None, ge=1, description="optimizer steps")
-    epochs: StrictInt | None = Field(None, ge=1, description="epochs (alternative to steps)")
+    steps: StrictInt | None = Field(None, ge=1, le=MAX_COUNT, description="optimizer steps")
+    epochs: StrictInt | None = Field(None, ge=1, le=MAX_COUNT,
+                                     description="epochs (alternative to steps)")
     lr_schedule: Literal["constant", "warmup_cosine"] = "constant"
     warmup_steps: StrictInt = Field(0, ge=0, description="at most steps")
     clip_grad: float | None = Field(None, gt=0, description="max global gradient norm")
     lr_scaling: Literal["none", "linear", "sqrt", "fourth_root"] = "none"
-    base_batch_size: StrictInt = Field(256, ge=1)
+    base_batch_size: StrictInt = Field(256, ge=1, le=MAX_COUNT)
     device: Literal["auto", "cpu", "cuda"] = "auto"
     precision: Literal["fp32", "bf16"] = Field(
         "fp32", description="bf16: autocast the training step (metrics stay in fp32/fp64)")
@@ -80,9 +83,9 @@ class RunSpec(Strict):
     metrics: list[ComponentSpec] = Field(default_factory=list)
     tags: dict[str, str | int | float | bool] = Field(default_factory=dict)
     replicate: int = Field(
-        0, ge=0, description="0: the arm shares the trial seed's initial weights, batch order "
-        "and views with the other arms (lockstep); k > 0: an independent replicate drawing "
-        "them from its own streams (a control such as CL vs CL')")
+        0, ge=0, le=MAX_COUNT, description="0: the arm shares the trial seed's initial "
+        "weights, batch order and views with the other arms (lockstep); k > 0: an independent "
+        "replicate drawing them from its own streams (a control such as CL vs CL')")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec,
 from geobench.suite import checks
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import Accepts, View, assign, merge_run
+from geobench.suite.schema import MAX_NAME
 from geobench.suite.yamlio import SuiteError
 
 METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
@@ -150,9 +151,10 @@ def _component(registry: Registry, kind: str, name: str, given: dict[str, Any], 
 def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any) -> str:
     """The metric instance's id (default: its name), unique within the arm."""
     mid = comp.get("id", comp["name"])
-    if not isinstance(mid, str) or not METRIC_ID.fullmatch(mid):
-        raise fail(path + ("id",), f"metric id {mid!r}: ids match {METRIC_ID.pattern} "
-                                   "(letters, digits, '_')")
+    if not isinstance(mid, str) or not METRIC_ID.fullmatch(mid) or len(mid) > MAX_NAME:
+        raise fail(path + ("id",), f"metric id {str(mid)[:40]!r}: ids match "
+                                   f"{METRIC_ID.pattern} (letters, digits, '_'), at most "
+                                   f"{MAX_NAME} characters")
     if mid in seen:
         raise fail(path + ("id",), f"metric id {mid!r} is used twice (metrics[{seen[mid]}] "
                                    "too); give each instance its own 'id'")

@@ -10,9 +10,16 @@ from pydantic import AfterValidator, Field, StrictInt, field_validator, model_va
 from geobench.contract.spec import ComponentSpec, Strict
 
 NAME = re.compile(r"[A-Za-z0-9_.-]+")
+MAX_NAME = 100
+"""Longest suite, profile, arm, claim or metric id: names become parts of file names."""
+MAX_SEED = 2**63 - 1
+"""Largest trial seed: the store keeps seeds as SQLite's 64-bit integers."""
 
 
 def _path_name(name: str) -> str:
+    if len(name) > MAX_NAME:
+        raise ValueError(f"{name[:20]!r}... has {len(name)} characters; names used in file "
+                         f"paths have at most {MAX_NAME}")
     if not NAME.fullmatch(name) or name in (".", ".."):
         raise ValueError(f"{name!r}: names used in file paths match {NAME.pattern} and are "
                          "not '.' or '..'")
@@ -24,11 +31,12 @@ Name = Annotated[str, AfterValidator(_path_name)]
 
 
 def _trial_seeds(seeds: int | list[int]) -> int | list[int]:
-    allowed = "a count N >= 1 (seeds 0..N-1) or a list of distinct integers >= 0"
-    if isinstance(seeds, int) and seeds < 1:
+    allowed = (f"a count N >= 1 (seeds 0..N-1) or a list of distinct integers in 0..{MAX_SEED}"
+               " (2^63 - 1)")
+    if isinstance(seeds, int) and not 1 <= seeds <= MAX_SEED:
         raise ValueError(f"{seeds} trial seeds: seeds is {allowed}")
     if isinstance(seeds, list):
-        if not seeds or min(seeds) < 0:
+        if not seeds or min(seeds) < 0 or max(seeds) > MAX_SEED:
             raise ValueError(f"seeds {seeds}: seeds is {allowed}")
         dup = next((s for s in seeds if seeds.count(s) > 1), None)
         if dup is not None:
@@ -172,7 +180,7 @@ class Condition(Strict):
 class Claim(Condition):
     """A paper's claim tested on a suite's cells (docs/claims.md)."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$", max_length=MAX_NAME)
     source: str = Field("", description="paper and result, e.g. 'P1 Thm 4.1'")
     statement: str
     where: dict[str, Any] | list[dict[str, Any]] = Field(

@@ -93,9 +93,17 @@ def lr_factor(step: int, total: int, train: TrainSpec) -> float:
     return 0.5 * (1.0 + math.cos(math.pi * min(step - warm, span) / span))
 
 
-def schedule(every: int | None, total: int) -> set[int]:
-    """Steps at which a metric runs: 0, every, 2*every, ... and always ``total``."""
-    return (set(range(0, total + 1, every)) if every else set()) | {total}
+@dataclass(frozen=True)
+class Schedule:
+    """Steps at which a metric runs: 0, every, 2*every, ... and always ``total``; a rule,
+    never a list of steps (a run may be 10⁹ steps long)."""
+
+    every: int | None
+    total: int
+
+    def __contains__(self, step: int) -> bool:
+        return step == self.total or (
+            self.every is not None and 0 <= step <= self.total and step % self.every == 0)
 
 
 def _compiled(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -163,7 +171,7 @@ class _ArmRun:
             ctx.seed = stream_seed(trial_seed, metric_stream(comp.id))
             with global_rng(ctx.seed):
                 metric = reg.create("metrics", comp, ctx)
-            self.metrics.append((comp.id, metric, schedule(metric.every, total)))
+            self.metrics.append((comp.id, metric, Schedule(metric.every, total)))
         self.observers = [metric for _, metric, _ in self.metrics
                           if type(metric).observe is not Metric.observe]
         self.lrs: list[float] = []

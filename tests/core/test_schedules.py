@@ -4,7 +4,7 @@ import pytest
 
 from geobench.contract.spec import TrainSpec
 from geobench.suite import deep_merge, set_dotted
-from geobench.train.engine import lr_factor, scaled_lr, schedule
+from geobench.train.engine import Schedule, lr_factor, scaled_lr
 
 TRAIN = TrainSpec(steps=20, lr_schedule="warmup_cosine", warmup_steps=4, lr_scaling="sqrt",
                   base_batch_size=256)
@@ -27,8 +27,13 @@ def test_lr_scaling_rules(rule, power):
 
 
 def test_metric_schedule_includes_start_and_end():
-    assert schedule(4, 10) == {0, 4, 8, 10}
-    assert schedule(None, 10) == {10}
+    assert {s for s in range(-3, 14) if s in Schedule(4, 10)} == {0, 4, 8, 10}
+    assert {s for s in range(-3, 14) if s in Schedule(None, 10)} == {10}
+
+
+def test_a_billion_step_schedule_is_a_rule_not_a_list():
+    steps = Schedule(1, 10**9)
+    assert 10**9 - 1 in steps and 10**9 in steps and 10**9 + 1 not in steps
 
 
 def test_deep_merge_and_dotted_set():
