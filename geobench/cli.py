@@ -19,8 +19,10 @@ from tabulate import tabulate
 from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hookspecs import KINDS
 from geobench.records import Status
+from geobench.report.output import OutputError, check_writable
 from geobench.run.leases import LEASE_TIMEOUT_S
 from geobench.run.store import DEFAULT_STORE, StoreError
+from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError, parse_yaml
 
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
@@ -182,7 +184,7 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
 
 def _cells(args):
     from geobench.contract.plugins import registry
-    from geobench.suite import expand, load_suite
+    from geobench.suite import expand
 
     loaded = load_suite(args.suite)
     return loaded, expand(loaded, registry(), args.profile, _overrides(args.set),
@@ -211,9 +213,13 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 def _out_path(args, loaded) -> Path:
-    """``--out``, else ``leaderboards/<suite>[_<profile>].md`` beside the store (which the
-    default path must not leave)."""
+    """``--out`` (a ``.md`` path: the CSV, claims files and figures go beside it), else
+    ``leaderboards/<suite>[_<profile>].md`` beside the store (which the default path must
+    not leave)."""
     if getattr(args, "out", None):
+        if Path(args.out).suffix != ".md":
+            raise OutputError(f"--out {args.out}: a leaderboard path ends in .md (its CSV, "
+                              "claims files and figures are written beside it)")
         return Path(args.out)
     suffix = "" if args.profile == "smoke" else f"_{args.profile}"
     folder = Path(args.store).parent / "leaderboards"
@@ -234,6 +240,9 @@ def _terminated(signum: int, frame: Any) -> None:
 
 def cmd_run(args) -> int:
     from geobench.run.runner import RunOptions, run_suite
+
+    if not args.no_leaderboard:  # before any cell trains: a bad --out costs no run
+        check_writable(_out_path(args, load_suite(args.suite)))
 
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
@@ -446,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_plugin_command(argv[0], extra[argv[0]], argv[1:])
         args = parser(extra).parse_args(argv)
         return COMMANDS[args.command](args)
-    except (SuiteError, RegistryError, StoreError) as exc:
+    except (SuiteError, RegistryError, StoreError, OutputError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:

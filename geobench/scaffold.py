@@ -23,6 +23,7 @@ from pathlib import Path
 
 from geobench.contract.errors import RegistryError
 from geobench.contract.plugins import BUILTINS, GROUP
+from geobench.report.output import write_files
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 MAX_LENGTH = 40  # the generated code keeps to 100-character lines
@@ -101,8 +102,5 @@ def write_plugin(name: str, folder: str | Path = ".") -> Path:
             raise RegistryError(f"{path} exists and is not a folder")
     if target.is_dir() and any(target.iterdir()):
         raise RegistryError(f"{target} exists and is not empty; choose another name or folder")
-    for path, text in render(name).items():
-        out = target / path
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+    write_files({target / path: text for path, text in render(name).items()})
     return target

@@ -11,8 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 from geobench.report.claims import NOT_IN_PROFILE, Verdict
-from geobench.report.forest import forest_plot, forest_points
+from geobench.report.forest import forest_png, forest_points
 from geobench.report.markdown import markdown_table
+from geobench.report.output import Content
 from geobench.suite.schema import Claim
 
 TESTED_WIDTH = 80
@@ -186,15 +187,18 @@ def units_csv(verdicts: list[Verdict]) -> str:
     return buffer.getvalue()
 
 
-def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: str) -> str:
+def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: str,
+                   files: dict[Path, Content]) -> str:
     """The leaderboard's claims section for ``out`` (its markdown path): the table, the
     forest plot ``<stem>_claims.png`` linked right under it, and every unit in
-    ``<stem>_claims.csv``."""
+    ``<stem>_claims.csv``; those two files are added to ``files``."""
     csv_path = out.with_name(f"{out.stem}_claims.csv")
-    csv_path.write_text(units_csv(verdicts))
+    files[csv_path] = units_csv(verdicts)
     md = "## Claims\n\n" + claims_table(verdicts, out.parent, suite_path) + "\n"
-    plot = forest_plot(verdicts, out.with_name(f"{out.stem}_claims.png"), title)
-    if plot is not None:
+    png = forest_png(verdicts, title)
+    if png is not None:
+        plot = out.with_name(f"{out.stem}_claims.png")
+        files[plot] = png
         md += f"![claims: effects and 95% intervals]({plot.name})\n\n"
     guide = doc_link("docs/claims.md", "claims.md", out.parent, suite_path)
     return md + (f"Every unit that entered a verdict, and why any was left out: "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from geobench.records import Cell, Status
-from geobench.run.store import DEFAULT_STORE, Store, StoreError
+from geobench.run.store import DEFAULT_STORE, Store
 from geobench.suite import LoadedSuite, expand, load_suite
 
 SeriesRow = tuple[str, str, str, int, float]  # (cell, arm, metric, step, value)
@@ -61,12 +61,8 @@ def read_stored(suite: str | Path, profile: str = "smoke", store: str | Path = D
 
     loaded = load_suite(suite)
     cells = expand(loaded, registry(), profile)
-    path = Path(store)
-    if not path.is_file():
-        raise StoreError(f"{path}: results store: "
-                         f"{'not a file' if path.exists() else 'no such file'}")
     ids = [c.id for c in cells]
-    opened = Store(path, read_only=True)
+    opened = Store(store, read_only=True)
     try:
         rows = opened.cells(ids)
         found = [c for c in ids if c in rows]

@@ -4,9 +4,9 @@ against the threshold it must clear, coloured by verdict, post hoc claims marked
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from geobench.report.claims import NOT_IN_PROFILE, Verdict
+from geobench.report.output import figure_bytes
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#bf8700",
            "insufficient": "#8c959f", NOT_IN_PROFILE: "#d0d7de"}
@@ -27,8 +27,8 @@ def forest_points(v: Verdict) -> tuple[float | None, float | None, float | None,
     return (*points, edge, "linear")
 
 
-def forest_plot(verdicts: list[Verdict], path: Path, title: str) -> Path | None:
-    """Write the forest plot of ``verdicts`` to ``path`` (one panel per part, each on its own
+def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
+    """The forest plot of ``verdicts`` as PNG bytes (one panel per part, each on its own
     axis, since the parts measure different things); None when there is nothing to plot."""
     rows = [(v, p, i) for v in verdicts for i, p in enumerate(v.parts or [v], 1)]
     if not rows:
@@ -62,6 +62,6 @@ def forest_plot(verdicts: list[Verdict], path: Path, title: str) -> Path | None:
     axes[0, 0].set_title(f"{title}: effect and 95% CI against the threshold (dashed); "
                          "† post hoc (hollow)", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    png = figure_bytes(fig, dpi=110)
     plt.close(fig)
-    return path
+    return png

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import math
 import re
 import statistics
@@ -27,6 +28,7 @@ from geobench.report import tables
 from geobench.report.claims import evaluate
 from geobench.report.claims_report import claims_section
 from geobench.report.markdown import md_cell
+from geobench.report.output import Content, check_writable, figure_bytes, write_files
 from geobench.report.tables import MISSING, Groups, aggregate
 from geobench.report.values import StoredValues, field_doc
 from geobench.run.store import Store
@@ -50,7 +52,8 @@ def _row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
 
 def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
            registry: Registry) -> str:
-    """Write ``out`` (markdown), its CSV and its plots; return the markdown."""
+    """Write ``out`` (markdown), its CSV, its claims' files and its plots, all or none
+    (``write_files``); return the markdown."""
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
     rows = _row_keys(loaded, cells)
@@ -58,20 +61,23 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     def doc(metric: LeaderboardMetric) -> FieldDoc | None:
         return field_doc(registry, cells[0], metric.key) if cells else None
 
-    out.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(out)
+    files: dict[Path, Content] = {}
     md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
     if loaded.suite.claims:
         verdicts = evaluate(loaded, cells, values, registry)
-        md += claims_section(verdicts, out, loaded.path, loaded.suite.name)
+        md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files)
     md += _header(loaded, cells, values, out.with_suffix(".csv").name)
     md += "## Results\n\n"
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
     md += results
-    _write_csv(out.with_suffix(".csv"), values, parts)
-    plots = _plots(loaded, cells, store, out)
-    md += "".join(f"\n![{key}]({name})\n" for key, name in plots)
-    out.write_text(md)
+    files[out.with_suffix(".csv")] = _csv_text(values, parts)
+    for key, name, png in _plots(loaded, cells, store, out):
+        files[out.with_name(name)] = png
+        md += f"\n![{key}]({name})\n"
+    files[out] = md
+    write_files(files)
     return md
 
 
@@ -140,26 +146,27 @@ def _pivots(values: StoredValues, cells: list[Cell], rows: list[str], spec: Lead
     return md
 
 
-def _write_csv(path: Path, values: StoredValues, parts: list[CsvPart]) -> None:
+def _csv_text(values: StoredValues, parts: list[CsvPart]) -> str:
     """Every value: the row keys (with titled tables: the table's title, then the union of
     their row keys, blank where a table has no such key), metric, stat, agg, value, ..."""
     titled = any(title is not None for title, _, _, _ in parts)
     keys = list(dict.fromkeys(k for _, rows, _, _ in parts for k in rows)) if titled \
         else [k for _, rows, _, _ in parts[:1] for k in rows]
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow((["table"] if titled else []) + keys + [
-            "metric", "stat", "agg", "value", "ci95_half_width", "n", "expected", "diverged"])
-        for title, rows, groups, metrics in parts:
-            for key, members in groups.items():
-                named = dict(zip(rows, key))
-                cells = [named.get(k, "") for k in keys] if titled else list(key)
-                for m in metrics:
-                    a = aggregate(values, members, m)
-                    writer.writerow([*([title] if titled else []), *cells, m.key, m.stat,
-                                     m.agg, "" if a.center is None else repr(a.center),
-                                     "" if math.isnan(a.half_width) else repr(a.half_width),
-                                     len(a.values), a.expected, a.diverged])
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow((["table"] if titled else []) + keys + [
+        "metric", "stat", "agg", "value", "ci95_half_width", "n", "expected", "diverged"])
+    for title, rows, groups, metrics in parts:
+        for key, members in groups.items():
+            named = dict(zip(rows, key))
+            cells = [named.get(k, "") for k in keys] if titled else list(key)
+            for m in metrics:
+                a = aggregate(values, members, m)
+                writer.writerow([*([title] if titled else []), *cells, m.key, m.stat,
+                                 m.agg, "" if a.center is None else repr(a.center),
+                                 "" if math.isnan(a.half_width) else repr(a.half_width),
+                                 len(a.values), a.expected, a.diverged])
+    return buffer.getvalue()
 
 
 def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, csv_name: str
@@ -230,7 +237,9 @@ def plot_curves(cells: list[Cell], store: Store, plot: PlotSpec, rows: list[str]
 
 
 def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
-           ) -> list[tuple[str, str]]:
+           ) -> list[tuple[str, str, bytes]]:
+    """(series key, file name beside ``out``, PNG bytes) of each plot with something to
+    draw."""
     spec = loaded.suite.leaderboard
     if not spec.plots or not cells:
         return []
@@ -258,7 +267,6 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
         ax.legend(fontsize=6, ncol=2)
         fig.tight_layout()
         name = f"{out.stem}_{re.sub(r'[^A-Za-z0-9_.-]+', '_', key)}.png"
-        fig.savefig(out.parent / name, dpi=110)
+        made.append((key, name, figure_bytes(fig, dpi=110)))
         plt.close(fig)
-        made.append((key, name))
     return made

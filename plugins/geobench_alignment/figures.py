@@ -26,6 +26,7 @@ from typing import Any
 
 from geobench.records import Cell, cross_arm, metric_key
 from geobench.report.figures import StoredSuite, figure_folder, figure_parser, read_stored
+from geobench.report.output import figure_bytes, write_files
 from geobench.suite import get_dotted
 
 FACTORS = {
@@ -148,8 +149,7 @@ def render(stored: StoredSuite, out: Path) -> list[Path]:
         "cka_vs_batch": (batch_points(cells, finals, ref, first), "batch size B",
                          f"CL vs {first}; {point}", True),
     }
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
+    pngs: dict[Path, bytes] = {}
     for suffix, (lines, xlabel, title, bars) in figures.items():
         fig, ax = plt.subplots(figsize=(6, 4))
         _draw(ax, lines, xlabel, title, bars)
@@ -159,11 +159,10 @@ def render(stored: StoredSuite, out: Path) -> list[Path]:
             ax.set_xticks(xs, [str(x) for x in xs])
             ax.minorticks_off()
         fig.tight_layout()
-        path = out / f"{stored.name}_{suffix}.png"
-        fig.savefig(path, dpi=110)
+        pngs[out / f"{stored.name}_{suffix}.png"] = figure_bytes(fig, dpi=110)
         plt.close(fig)
-        paths.append(path)
-    return paths
+    write_files(pngs)
+    return list(pngs)
 
 
 def main(argv: list[str]) -> int:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from geobench.records import metric_key
 from geobench.report.figures import StoredSuite, figure_folder, figure_parser, read_stored
+from geobench.report.output import figure_bytes, write_files
 from geobench_mirror.neurons import HistogramParams, PruningParams
 
 KEY = "neuron_histogram"
@@ -98,8 +99,7 @@ def plot(means: dict, xs: np.ndarray, title: str, out: Path, metric: str = KEY) 
     axes[0][-1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    write_files({out: figure_bytes(fig, dpi=110)})
     plt.close(fig)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from geobench.records import SINGLE_ARM, Cell
 from geobench.report.figures import SeriesRow, figure_parser, read_stored
+from geobench.report.output import figure_bytes, write_files
 from geobench.suite import get_dotted
 
 COMMAND = "projection-figures"
@@ -81,8 +82,7 @@ def plot(curves: dict, key: str, facets: list[str], out: Path, yscale: str,
     fig.suptitle(f"{title}: {key} (mean over seeds)", fontsize=10)
     fig.supxlabel("step", fontsize=9)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
+    write_files({out: figure_bytes(fig, dpi=110)})
     plt.close(fig)
 
 

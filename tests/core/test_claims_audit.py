@@ -12,7 +12,7 @@ from geobench.cli import main
 from geobench.contract.plugins import registry
 from geobench.report.claims import Verdict, apply_holm, conjunction_p, evaluate
 from geobench.report.claims_report import claims_table, part_text, summary_line
-from geobench.report.forest import forest_plot, forest_points
+from geobench.report.forest import forest_png, forest_points
 from geobench.report.stats import binomial_p_values, clopper_pearson, holm, t_p_values
 from geobench.report.values import StoredValues
 from geobench.run.store import Store
@@ -361,12 +361,11 @@ def test_forest_points_are_on_the_axis_a_reader_compares():
     assert forest_points(v) == (-1.0, -1.5, -0.5, -0.2, "linear")
 
 
-def test_the_forest_plot_is_written(tmp_path):
+def test_the_forest_plot_is_drawn():
     verdicts = [_verdict("a", 0.004, "holds"), _verdict("b", None, "insufficient", "late")]
     verdicts[1].effect = verdicts[1].ci_low = verdicts[1].ci_high = None
-    path = forest_plot(verdicts, tmp_path / "s_claims.png", "s")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert forest_plot([], tmp_path / "none.png", "s") is None
+    assert forest_png(verdicts, "s")[:8] == b"\x89PNG\r\n\x1a\n"
+    assert forest_png([], "s") is None
 
 
 # --- edge cases of rates and intervals ---------------------------------------------------
