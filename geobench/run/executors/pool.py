@@ -4,10 +4,14 @@ cell it was running and is replaced; the other cells go on."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
 import pickle
 import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -21,6 +25,7 @@ from geobench.contract.api import Params
 from geobench.run.executors import WorkerDied
 
 STOP_SECONDS = 5.0  # how long a terminated worker may take to exit before it is killed
+PR_SET_PDEATHSIG = 1  # prctl option (linux/prctl.h): a signal for when the parent dies
 _NONE = object()  # no item left / no result yet
 
 
@@ -49,10 +54,32 @@ def _terminated(signum: int, frame: Any) -> None:
     raise _Terminated
 
 
-def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection) -> None:
-    """A worker: receive an item, send back ``fn(item)`` (or the exception it raised), until
-    the parent closes the pipe. Ctrl-C is the parent's to handle: it terminates the workers,
-    which unwind the running cell and then die of SIGTERM."""
+def _die_with_parent(parent: int) -> None:
+    """End this worker, silently, when its parent (pid ``parent``) dies. A run killed with
+    SIGKILL cannot stop its workers, and a worker left training under PID 1 would train its
+    cell a second time beside a rerun, which takes over a dead run's leases at once. On Linux
+    the kernel sends SIGKILL when the parent's thread that started the worker (the one
+    iterating ``map``) exits (``PR_SET_PDEATHSIG``); elsewhere, or should ``prctl`` fail, a
+    daemon thread checks the parent pid every second. A parent that died before this ran is
+    seen at once."""
+    if sys.platform != "linux" or ctypes.CDLL(None, use_errno=True).prctl(
+            PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="geobench-parent-watch", daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection, parent: int) -> None:
+    """A worker of process ``parent``: receive an item, send back ``fn(item)`` (or the
+    exception it raised), until the parent closes the pipe or dies. Ctrl-C is the parent's to
+    handle: it terminates the workers, which unwind the running cell and then die of
+    SIGTERM."""
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         signal.signal(signal.SIGTERM, _terminated)
@@ -129,7 +156,8 @@ class _Workers:
 
     def _start(self) -> _Worker:
         parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=_serve, args=(self.fn, self.threads, child), daemon=True)
+        proc = self.ctx.Process(target=_serve, args=(self.fn, self.threads, child, os.getpid()),
+                                daemon=True)
         proc.start()
         child.close()
         return _Worker(proc, parent)
