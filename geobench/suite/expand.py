@@ -68,8 +68,30 @@ def _axes(loaded: LoadedSuite, view: View, overrides: dict[str, Any]) -> list[Ax
                      for i in range(n)])
     for key, value in overrides.items():
         checks.check_key(loaded, ("--set", key), key, suite.arms)
+        for other, where in varied.items():
+            if _overlap(key, other):
+                raise loaded.fail(("--set", key), f"{key!r} is varied by {format_loc(where)} "
+                                  f"in profile {view.name!r}; --set gives every cell one "
+                                  "value, so it cannot set a varied key: edit that axis "
+                                  "(or a profile's) instead")
         axes.append([[(key, value, ("--set", key))]])
     return axes
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Keys ``a`` and ``b`` set the same value, or one sets a part of the other's
+    (``optimizer`` and ``optimizer.lr``; ``arms.gd.optimizer.lr`` and ``optimizer.lr``)."""
+    (arm_a, key_a), (arm_b, key_b) = _arm_key(a), _arm_key(b)
+    if arm_a and arm_b and arm_a != arm_b:
+        return False
+    return key_a == key_b or key_a.startswith(key_b + ".") or key_b.startswith(key_a + ".")
+
+
+def _arm_key(key: str) -> tuple[str | None, str]:
+    """``arms.<arm>.<rest>`` -> (arm, rest); a plain key -> (None, key)."""
+    head, _, rest = key.partition(".")
+    arm, _, inner = rest.partition(".")
+    return (arm, inner) if head == "arms" and inner else (None, key)
 
 
 def _left_to_grid(view: View, axes: list[Axis]) -> Assignment:
@@ -124,6 +146,22 @@ def _check_count(loaded: LoadedSuite, view: View, axes: list[Axis], seeds: int,
                            f"limit is {limit} (raise it with --cell-limit N)")
 
 
+def _check_distinct(loaded: LoadedSuite, points: dict[str, Assignment], point: str,
+                    assignment: Assignment) -> None:
+    """No two grid points resolve to the same cells: a value repeated in an axis (``[relu,
+    relu]``, ``[1, 1.0]`` for a number) or an axis every arm overrides would run one design
+    twice under two labels."""
+    if point not in points:
+        points[point] = assignment
+        return
+    other = points[point]
+    loc = next(loc for (_, _, loc), (_, _, seen) in zip(assignment, other) if loc != seen)
+    first = ", ".join(f"{k}={v!r}" for k, v, _ in other)
+    raise loaded.fail(loc, f"this grid point resolves to the same cells as {first} (a "
+                           "repeated value, values equal after validation such as 1 and 1.0, "
+                           "or a key every arm overrides); give each axis distinct values")
+
+
 def _written(varied: dict[str, Any], base: dict[str, Any], key: str) -> Any:
     """``key``'s value as the suite writes it at one grid point: a grid or zip key, inside a
     varied parent (``optimizer: [{name: sgd, lr: 0.1}, ...]``), else the base's."""
@@ -152,12 +190,14 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
     exclude = prof.exclude if use_prof_exclude else suite.exclude
     exclude_loc = view.loc + ("exclude",) if use_prof_exclude else ("exclude",)
     cells: list[Cell] = []
+    points: dict[str, Assignment] = {}
     for combo in itertools.product(*axes):
         assignment = [item for group in combo for item in group]
         varied = {key: value for key, value, _ in assignment}
+        declared = {key: value for key, value, loc in assignment if loc[0] != "--set"}
         dropped = False
         for i, entry in enumerate(exclude):
-            written = {k: _written(varied, view.base, k) for k in entry}
+            written = {k: _written(declared, view.base, k) for k in entry}
             hit = written == entry
             dropped |= hit
             if uses is not None:
@@ -166,6 +206,8 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
         if dropped:
             continue
         arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
+        _check_distinct(loaded, points, cell_id({"arms": arms, "versions": versions}),
+                        assignment)
         for seed in _seed_list(seeds):
             payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
                        "arms": arms, "versions": versions}

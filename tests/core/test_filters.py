@@ -130,12 +130,22 @@ def test_an_exclude_may_drop_cells_of_one_profile_only_and_sits_beside_set(tmp_p
     _write(tmp_path, text)
     path = str(tmp_path / "f.yaml")
     assert main(["validate", path]) == 0  # 0.2 drops smoke cells, 0.5 narrow ones
-    assert main(["validate", path, "--set", "optimizer.lr=0.05"]) == 0
+    assert main(["validate", path, "--set", "train.steps=7"]) == 0
     assert "valid (4 cells" in capsys.readouterr().out
     (tmp_path / "f.yaml").write_text(text.replace("lr: 0.5}\n", "lr: 0.7}\n"))
     assert main(["validate", path]) == 2
     assert "exclude[1].optimizer.lr: exclude: 0.7 is not a value of 'optimizer.lr' in " \
            "profiles smoke, narrow; it takes: 0.05, 0.2, 0.5" in capsys.readouterr().err
+
+
+def test_an_exclude_matches_the_declared_values_whatever_set_changes(tmp_path, capsys):
+    text = SUITE.split("profiles:\n")[0] + "exclude:\n  - {optimizer.lr: 0.2, train.steps: 30}\n"
+    path = str(_write(tmp_path, text).path)
+    assert main(["show", path, "--set", "train.steps=7"]) == 0
+    assert "filters [smoke]: 4 cells" in capsys.readouterr().out  # lr 0.2 still dropped
+    assert main(["show", path, "--set", "optimizer.lr=0.1"]) == 2
+    assert "--set optimizer.lr: 'optimizer.lr' is varied by grid.optimizer.lr in profile " \
+           "'smoke'" in capsys.readouterr().err
 
 
 def test_an_exclude_reads_inside_a_varied_component(tmp_path):
