@@ -1,6 +1,17 @@
-"""Params models of a plugin's components, at their stable, torch-free import path (defined
-in ``geobench.contract.params``)."""
+"""Params models of a plugin's components and the needs / gives contract, at their stable,
+torch-free import path (defined in ``geobench.contract.params`` and ``.needs``)."""
 
+from geobench.contract.needs import (
+    BATCH_NORM,
+    IMAGES,
+    TWO_ARMS,
+    Need,
+    at_least,
+    batch_norm_if,
+    equal,
+    has,
+    lacks,
+)
 from geobench.contract.params import (
     DataParams,
     Direction,
@@ -11,5 +22,6 @@ from geobench.contract.params import (
     Params,
 )
 
-__all__ = ["DataParams", "Direction", "EmptyParams", "FieldDoc", "MetricParams", "Nested",
-           "Params"]
+__all__ = ["BATCH_NORM", "DataParams", "Direction", "EmptyParams", "FieldDoc", "IMAGES",
+           "MetricParams", "Need", "Nested", "Params", "TWO_ARMS", "at_least", "batch_norm_if",
+           "equal", "has", "lacks"]

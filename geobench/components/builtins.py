@@ -27,12 +27,13 @@ def register_executors(register):
 def register_heads(register):
     from geobench.components import heads
 
+    contract = {"gives": heads.gives, "needs": heads.needs}
     register("identity", heads.build_identity_head, params=heads.IdentityHeadParams,
-             doc="No head: h(z) = z (optional predictor).")
+             doc="No head: h(z) = z (optional predictor).", **contract)
     register("linear", heads.build_linear_head, params=heads.LinearHeadParams,
-             doc="Linear head h(z) = Wz (+ b) (optional predictor).")
+             doc="Linear head h(z) = Wz (+ b) (optional predictor).", **contract)
     register("mlp", heads.build_mlp_head, params=heads.MLPHeadParams,
-             doc="MLP head: depth 1-4, activation, norm, optional predictor.")
+             doc="MLP head: depth 1-4, activation, norm, optional predictor.", **contract)
 
 
 @hookimpl

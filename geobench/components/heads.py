@@ -14,6 +14,7 @@ from pydantic import Field
 from torch import Tensor, nn
 
 from geobench.contract.api import BuildContext, Params
+from geobench.contract.needs import Need, batch_norm_if
 
 Activation = Literal["relu", "gelu", "silu", "softplus", "tanh", "leaky_relu", "identity"]
 Norm = Literal["none", "batch", "layer"]
@@ -53,6 +54,25 @@ class MLPHeadParams(_ActivationOptions):
     norm: Norm = Field("none", description="normalisation after each hidden linear layer")
     bias: bool = Field(True, description="linear layers learn a bias")
     predictor: PredictorParams | None = Field(None, description="optional predictor MLP")
+
+
+def gives(params: IdentityHeadParams | LinearHeadParams | MLPHeadParams) -> dict[str, object]:
+    """What a head gives its arm (``geobench.params``): whether it has parameters and a
+    predictor, and its output width when it sets one."""
+    out = getattr(params, "out", None)
+    own = not isinstance(params, IdentityHeadParams) or params.predictor is not None
+    return {"extra_params": own, "predictor": params.predictor is not None} | (
+        {"outputs": out} if out else {})
+
+
+def needs(params: IdentityHeadParams | LinearHeadParams | MLPHeadParams) -> list[Need]:
+    """Batches of at least 2 where the head or its predictor normalises by batch."""
+    head_norm = getattr(params, "norm", None)  # the mlp head's; None: identity or linear
+    uses = head_norm == "batch" and getattr(params, "depth", 1) >= 2
+    pred = params.predictor
+    if pred is not None and pred.depth >= 2:
+        uses |= (pred.norm or head_norm or PLAIN_PREDICTOR[2]) == "batch"
+    return batch_norm_if(uses)
 
 
 def make_activation(name: str, softplus_beta: float = 1.0, leaky_slope: float = 0.01

@@ -3,10 +3,12 @@
 A plugin implements ``register_<kind>(register)`` and calls ``register(name, factory,
 params=<pydantic model>, doc="...")`` once per component; a metric also passes
 ``fields={field: FieldDoc(description, unit, direction)}`` (keys may be shell patterns such
-as ``acc_*``). ``register_commands(cli)`` adds subcommands with ``cli.add(name, summary,
-main)``, ``main(argv) -> exit status``. Keep a plugin's top-level imports light (pluggy,
-geobench.hookspecs) and import its implementation inside the hooks: every command, ``--help``
-included, loads the plugin modules.
+as ``acc_*``). Any component may pass ``gives`` and ``needs``: the facts it makes true of
+its arm and what it needs of the others (``geobench.contract.needs``), checked on every
+grid point before any cell trains. ``register_commands(cli)`` adds subcommands with
+``cli.add(name, summary, main)``, ``main(argv) -> exit status``. Keep a plugin's top-level
+imports light (pluggy, geobench.hookspecs) and import its implementation inside the hooks:
+every command, ``--help`` included, loads the plugin modules.
 """
 
 import pluggy

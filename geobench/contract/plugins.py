@@ -154,9 +154,10 @@ def build_registry(plugins: Plugins) -> Registry:
 
 
 def _stager(staged: Registry, kind: str, info: PluginInfo):
-    def register(name, factory, params=EmptyParams, doc="", fields=None):
+    def register(name, factory, params=EmptyParams, doc="", fields=None, gives=None,
+                 needs=None):
         staged.add(Entry(kind, name, factory, params, (doc or "").strip().split("\n")[0],
-                         info.origin, info.version, dict(fields or {})))
+                         info.origin, info.version, dict(fields or {}), gives, needs))
 
     return register
 

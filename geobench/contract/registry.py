@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hookspecs import KINDS
+from geobench.contract.needs import Gives, Needs
 from geobench.contract.params import EmptyParams, FieldDoc
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ class Entry:
     origin: str = "?"
     version: str = "?"
     fields: dict[str, FieldDoc] = field(default_factory=dict)
+    gives: Gives = None
+    needs: Needs = None
 
     def build(self, spec: dict[str, Any], ctx: BuildContext) -> Any:
         """Validate ``spec`` (without ``name``) against the params model and call the factory."""

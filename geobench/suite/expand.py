@@ -112,6 +112,15 @@ def _left_to_grid(view: View, axes: list[Axis]) -> Assignment:
     return out
 
 
+def _check_as_written(loaded: LoadedSuite, registry: Registry, view: View,
+                      accepts: Accepts) -> None:
+    """The base and each arm of ``view`` as written (grid keys they leave unset at their
+    first value): each arm over the base, then the base over each arm."""
+    left = _left_to_grid(view, _axes(loaded, view, {}))
+    for base_first in (False, True):
+        resolve_cell(loaded, registry, view, left, accepts, base_first)
+
+
 def _unset(doc: dict[str, Any], key: str) -> bool:
     """The dotted ``key`` is absent from ``doc`` and no part of its path is written as
     something other than a mapping (``optimizer: sgd`` is reported as written)."""
@@ -237,17 +246,15 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
     accepts = accepts_of(registry)
     required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
     if all(key in suite.base for key in required):  # else the profiles complete it
-        view = profile_view(loaded, "smoke", None, accepts)
-        resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
-                      accepts)
+        _check_as_written(loaded, registry, profile_view(loaded, "smoke", None, accepts),
+                          accepts)
     cells = {}
     uses: dict[Loc, filters.ExcludeUse] = {("exclude", i): filters.ExcludeUse()
                                            for i in range(len(suite.exclude))}
     for name in dict.fromkeys(["smoke", *suite.profiles]):
         view = profile_view(loaded, name, suite.profiles.get(name), accepts)
         if view.prof is not None:
-            resolve_cell(loaded, registry, view, _left_to_grid(view, _axes(loaded, view, {})),
-                          accepts)
+            _check_as_written(loaded, registry, view, accepts)
         cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts, uses)
     filters.check_filters(loaded, cells, uses)
     checks.check_board_metrics(loaded, registry, cells)

@@ -46,6 +46,19 @@ def merge_run(base: dict[str, Any], over: dict[str, Any], accepts: Accepts) -> d
     return out
 
 
+def overlay(under: Any, over: Any) -> Any:
+    """``over`` laid over a copy of ``under``: mappings merge key by key, except that a
+    mapping naming another component (``name``) replaces the one under it whole, at any
+    depth (``mirror_map: {name: euclidean}`` over ``{name: quadratic, a: 2}``)."""
+    if not (isinstance(under, dict) and isinstance(over, dict)) \
+            or over.get("name", under.get("name")) != under.get("name"):
+        return copy.deepcopy(over)
+    out = copy.deepcopy(under)
+    for key, value in over.items():
+        out[key] = overlay(under[key], value) if key in under else copy.deepcopy(value)
+    return out
+
+
 def assign(spec: dict[str, Any], key: str, value: Any, accepts: Accepts) -> None:
     """Set the dotted ``key`` of a run spec to a grid value; a mapping given for a whole
     component, or a new ``<component>.name``, merges as in ``merge_run``."""

@@ -17,7 +17,8 @@ from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec, Component, RunSpec
 from geobench.suite import checks
 from geobench.suite.load import LoadedSuite, Loc
-from geobench.suite.merge import Accepts, View, assign, merge_run
+from geobench.suite.merge import Accepts, View, assign, merge_run, overlay
+from geobench.suite.needs import check_needs
 from geobench.suite.schema import MAX_NAME
 from geobench.suite.yamlio import SuiteError
 
@@ -163,8 +164,13 @@ def _metric_id(comp: dict[str, Any], path: Loc, seen: dict[str, int], fail: Any)
 
 
 def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment: Assignment,
-                  accepts: Accepts) -> tuple[dict[str, Any], dict[str, ArmSpec], dict[str, str]]:
-    """Every arm of one grid point: resolved records, typed specs and code versions."""
+                  accepts: Accepts, base_first: bool = False
+                  ) -> tuple[dict[str, Any], dict[str, ArmSpec], dict[str, str]]:
+    """Every arm of one grid point: resolved records, typed specs and code versions.
+
+    ``base_first``: check the base as written instead, each arm only completing what the
+    base leaves out, so a base value that every arm overrides (``head.activation: gleu``
+    under arms that each set their own) is still validated."""
     suite, prof = loaded.suite, view.prof
     arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
     for arm in view.arms:
@@ -174,16 +180,20 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
                     if not k.startswith("arms.") or k.startswith(mine)]
         for key, value, _ in assigned:
             assign(spec, key, value, accepts)
-        sources = [_Source((view.loc + ("arms", arm)), prof.arms.get(arm, {}) if prof else {}),
-                   _Source(("arms", arm), suite.arms.get(arm, {})),
-                   _Source(view.loc + ("base",), prof.base if prof else {}),
-                   _Source(("base",), suite.base)]
+        if base_first:  # every value from here on is the base's
+            spec, assigned = overlay(spec, view.base), []
+        arm_sources = [_Source(view.loc + ("arms", arm), prof.arms.get(arm, {}) if prof else {}),
+                       _Source(("arms", arm), suite.arms.get(arm, {}))]
+        base_sources = [_Source(view.loc + ("base",), prof.base if prof else {}),
+                        _Source(("base",), suite.base)]
+        sources = base_sources + arm_sources if base_first else arm_sources + base_sources
 
         def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
             return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
 
         arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
         versions.update(used)
+        check_needs(registry, specs[arm], len(view.arms), fail)
     names = list(arms)
     for arm in names[1:]:
         for key in SHARED_ACROSS_ARMS:

@@ -34,13 +34,13 @@ def register_objectives(register):
              doc="Negatives-only supervised contrastive: same-class views leave the denominator.")
     register("supcon", build_supcon, params=ContrastiveParams,
              doc="Supervised contrastive (Khosla et al. 2020): same-class views are positives.")
-    register("ce", build_ce, params=EmptyParams,
+    register("ce", build_ce, params=EmptyParams, gives={"extra_params": True},
              doc="Cross-entropy of a linear classifier on the embedding (one view).")
 
 
 @hookimpl
 def register_metrics(register):
-    from geobench.params import MetricParams
+    from geobench.params import TWO_ARMS, MetricParams
     from geobench_alignment.bound import (
         ALIGNMENT_BOUND_FIELDS,
         BoundParams,
@@ -66,19 +66,19 @@ def register_metrics(register):
 
     register("cka", build_cka, params=SpaceParams,
              doc="Linear CKA (biased and debiased) to the reference arm on the reference set.",
-             fields=CKA_FIELDS)
+             needs=[TWO_ARMS], fields=CKA_FIELDS)
     register("rsa", build_rsa, params=RSAParams,
              doc="RSA: correlation of the two arms' RDMs on the reference set.",
-             fields=RSA_FIELDS)
+             needs=[TWO_ARMS], fields=RSA_FIELDS)
     register("similarity_gap", build_similarity_gap, params=SpaceParams,
              doc="‖Sigma_ref - Sigma_arm‖_F of cosine similarity matrices on the reference set.",
-             fields=SIMILARITY_GAP_FIELDS)
+             needs=[TWO_ARMS], fields=SIMILARITY_GAP_FIELDS)
     register("weight_distance", build_weight_distance, params=MetricParams,
              doc="Relative parameter-space distance to the reference arm.",
-             fields=WEIGHT_DISTANCE_FIELDS)
+             needs=[TWO_ARMS], fields=WEIGHT_DISTANCE_FIELDS)
     register("alignment_bound", build_alignment_bound, params=BoundParams,
              doc="Theorem 1 bound and CKA / RSA lower bounds next to the measured values.",
-             fields=ALIGNMENT_BOUND_FIELDS)
+             needs=[TWO_ARMS], fields=ALIGNMENT_BOUND_FIELDS)
     register("similarity_descent", build_similarity_descent, params=DescentParams,
              doc="Similarity-descent proxy on the realised batches vs the network's Sigma.",
              fields=SIMILARITY_DESCENT_FIELDS)

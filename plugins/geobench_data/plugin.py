@@ -9,34 +9,49 @@ from geobench.hookspecs import hookimpl
 def register_datasets(register) -> None:
     from geobench_data import cifar, images, orbit, synthetic
 
-    register("cifar10", cifar.build_cifar10, params=cifar.CifarParams,
+    def images_of(classes: int | None = None, size: int | None = None):
+        def gives(params) -> dict[str, object]:
+            side = size or params.size
+            return {"input": "image", "orbit": False, "image_size": side} | (
+                {"classes": classes} if classes else {})
+
+        return gives
+
+    def vectors(params, orbits: bool = False) -> dict[str, object]:
+        return {"input": "vector", "orbit": orbits,
+                "classes": getattr(params, "num_classes", 2)}
+
+    register("cifar10", cifar.build_cifar10, params=cifar.CifarParams, gives=images_of(10, 32),
              doc="CIFAR-10 from a local copy (torchvision format)")
-    register("cifar100", cifar.build_cifar100, params=cifar.CifarParams,
+    register("cifar100", cifar.build_cifar100, params=cifar.CifarParams, gives=images_of(100, 32),
              doc="CIFAR-100 (fine labels) from a local copy (torchvision format)")
     register("image_folder", images.build_image_folder, params=images.ImageFolderParams,
-             doc="images in a torchvision ImageFolder tree, resized")
-    register("digits", images.build_digits, params=images.DigitsParams,
+             gives=images_of(), doc="images in a torchvision ImageFolder tree, resized")
+    register("digits", images.build_digits, params=images.DigitsParams, gives=images_of(10),
              doc="scikit-learn's bundled 8x8 digits (1797 images, 10 classes), resized")
     register("gaussian_mixture", synthetic.build_gaussian_mixture,
-             params=synthetic.GaussianMixtureParams,
+             params=synthetic.GaussianMixtureParams, gives=vectors,
              doc="isotropic Gaussian classes with means on a sphere in R^D")
     register("student_teacher", synthetic.build_student_teacher,
-             params=synthetic.StudentTeacherParams,
+             params=synthetic.StudentTeacherParams, gives=vectors,
              doc="Gaussian inputs labelled by a random two-layer ReLU teacher, optional margin")
     register("orbit_manifold", orbit.build_orbit_manifold, params=orbit.OrbitManifoldParams,
+             gives=lambda p: vectors(p, orbits=True),
              doc="latent classes embedded in R^D; augmentations are an exact torus action")
 
 
 @hookimpl
 def register_augmentations(register) -> None:
+    from geobench.params import IMAGES, has
     from geobench_data import actions, augment
 
     register("none", actions.build_none, doc="identity: views equal the inputs")
     register("simclr", augment.build_image_recipe, params=augment.SimCLRParams,
-             doc="SimCLR: resized crop, flip, colour jitter, grayscale (batched)")
-    register("byol", augment.build_image_recipe, params=augment.BYOLParams,
+             needs=[IMAGES], doc="SimCLR: resized crop, flip, colour jitter, grayscale (batched)")
+    register("byol", augment.build_image_recipe, params=augment.BYOLParams, needs=[IMAGES],
              doc="BYOL: SimCLR's ops plus per-view blur and solarize (batched)")
     register("orbit_action", actions.build_orbit_action,
+             needs=[has("orbit", "orbit coordinates (data such as orbit_manifold)")],
              doc="a random group element on each sample (datasets with extras['orbit'])")
     register("gaussian_noise", actions.build_gaussian_noise, params=actions.GaussianNoiseParams,
              doc="additive Gaussian noise of std sigma (vector data)")

@@ -59,12 +59,15 @@ def register_optimizers(register):
 
 @hookimpl
 def register_objectives(register):
-    from geobench.params import EmptyParams
+    from geobench.params import EmptyParams, Need
     from geobench_mirror.objectives import Exponential, Logistic
 
-    register("logistic", lambda params, ctx: Logistic(), params=EmptyParams,
+    labels = [Need(("outputs", "classes"), lambda w, c: (w == 1 and c == 2) or w >= c,
+                   "one output for two classes, or an output per class")]
+    register("logistic", lambda params, ctx: Logistic(), params=EmptyParams, needs=labels,
              doc="logistic loss of the output f(x) (binary (N,1) or softmax cross-entropy)")
     register("exponential", lambda params, ctx: Exponential(), params=EmptyParams,
+             needs=labels,
              doc="exponential loss of the output f(x) (binary or pairwise multiclass)")
 
 
@@ -77,7 +80,7 @@ def _metric(cls):
 
 @hookimpl
 def register_metrics(register):
-    from geobench.params import MetricParams
+    from geobench.params import TWO_ARMS, MetricParams, has, lacks
     from geobench_mirror.balance import BALANCE_FIELDS, Balance
     from geobench_mirror.distance import DISTANCE_FIELDS, ReferenceDistance
     from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
@@ -105,23 +108,27 @@ def register_metrics(register):
         Sparsity,
     )
 
+    homogeneous = [has("homogeneous", "a homogeneous backbone (no bias, no norm, relu)"),
+                   lacks("extra_params", "no parameters outside the backbone (identity head "
+                                         "without predictor, an objective without any)")]
+    layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)")]
     register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
-             fields=Q_MARGIN_FIELDS)
+             fields=Q_MARGIN_FIELDS, needs=homogeneous)
     register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__,
              fields=HORIZON_FIELDS)
     register("alignment_time", _metric(AlignmentTime), params=AlignmentParams,
-             doc=AlignmentTime.__doc__, fields=ALIGNMENT_TIME_FIELDS)
+             doc=AlignmentTime.__doc__, fields=ALIGNMENT_TIME_FIELDS, needs=homogeneous)
     register("balance", _metric(Balance), params=MetricParams, doc=Balance.__doc__,
              fields=BALANCE_FIELDS)
     register("distance_to_reference", _metric(ReferenceDistance), params=MetricParams,
-             doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS)
+             doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS, needs=[TWO_ARMS])
     register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__,
-             fields=KKT_RESIDUAL_FIELDS)
+             fields=KKT_RESIDUAL_FIELDS, needs=homogeneous)
     register("active_neurons", _metric(ActiveNeurons), params=ActiveParams,
-             doc=ActiveNeurons.__doc__, fields=ACTIVE_NEURONS_FIELDS)
+             doc=ActiveNeurons.__doc__, fields=ACTIVE_NEURONS_FIELDS, needs=layered)
     register("sparsity", _metric(Sparsity), params=MetricParams, doc=Sparsity.__doc__,
-             fields=SPARSITY_FIELDS)
+             fields=SPARSITY_FIELDS, needs=layered)
     register("neuron_histogram", _metric(NeuronHistogram), params=HistogramParams,
-             doc=NeuronHistogram.__doc__, fields=NEURON_HISTOGRAM_FIELDS)
+             doc=NeuronHistogram.__doc__, fields=NEURON_HISTOGRAM_FIELDS, needs=layered)
     register("pruning_curve", _metric(PruningCurve), params=PruningParams,
              doc=PruningCurve.__doc__, fields=PRUNING_CURVE_FIELDS)

@@ -24,17 +24,29 @@ def register_commands(cli):
 
 @hookimpl
 def register_objectives(register):
+    from geobench.params import at_least, has
     from geobench_projection.objectives import dino, redundancy, stopgrad
 
-    register("simsiam", stopgrad.build_simsiam, params=stopgrad.SimSiamParams,
+    of_head = {"head_loss": True}
+    owning = {"head_loss": True, "extra_params": True}
+
+    def predictor(params) -> list:
+        return [has("predictor", "a head with a predictor (or require_predictor: false)")] \
+            if params.require_predictor else []
+
+    register("simsiam", stopgrad.build_simsiam, params=stopgrad.SimSiamParams, gives=of_head,
+             needs=predictor,
              doc="SimSiam: predictor vs stop-gradient projection, negative cosine.")
-    register("byol", stopgrad.build_byol, params=stopgrad.BYOLParams,
+    register("byol", stopgrad.build_byol, params=stopgrad.BYOLParams, gives=owning,
+             needs=predictor,
              doc="BYOL: predictor regression onto an EMA target (cosine momentum schedule).")
-    register("vicreg", redundancy.build_vicreg, params=redundancy.VICRegParams,
-             doc="VICReg: invariance + variance + covariance terms.")
+    statistics = [at_least("batch", 2, "batches of at least 2 samples (statistics over "
+                                       "the batch)")]
+    register("vicreg", redundancy.build_vicreg, params=redundancy.VICRegParams, gives=of_head,
+             needs=statistics, doc="VICReg: invariance + variance + covariance terms.")
     register("barlow_twins", redundancy.build_barlow_twins, params=redundancy.BarlowTwinsParams,
-             doc="Barlow Twins: cross-correlation to identity.")
-    register("dino", dino.build_dino, params=dino.DINOParams,
+             gives=of_head, needs=statistics, doc="Barlow Twins: cross-correlation to identity.")
+    register("dino", dino.build_dino, params=dino.DINOParams, gives=owning,
              doc="DINO: centred, sharpened EMA teacher; cross-entropy over prototypes.")
 
 
@@ -48,14 +60,17 @@ def register_inits(register):
 
 @hookimpl
 def register_metrics(register):
+    from geobench.params import has
     from geobench_projection.metrics import collapse, guillotine, hessian, orbit, singularity
 
+    head_loss = [has("head_loss", "an objective that is a loss of the head's outputs "
+                                  "(simsiam, byol, vicreg, barlow_twins, dino)")]
     register("effective_hessian", hessian.build_effective_hessian,
-             params=hessian.EffectiveHessianParams,
+             params=hessian.EffectiveHessianParams, needs=head_loss,
              doc="lambda_min/max, condition, negatives of H_eff, G, K w.r.t. the representation.",
              fields=hessian.EFFECTIVE_HESSIAN_FIELDS)
     register("hessian_tracking", hessian.build_hessian_tracking,
-             params=hessian.HessianTrackingParams,
+             params=hessian.HessianTrackingParams, needs=head_loss,
              doc="effective_hessian on an every-N schedule along training.",
              fields=hessian.EFFECTIVE_HESSIAN_FIELDS)
     register("collapse", collapse.build_collapse_metric, params=collapse.CollapseParams,
@@ -68,7 +83,7 @@ def register_metrics(register):
              doc="Orbit spread / total spread, backbone vs head; class separation.",
              fields=orbit.ORBIT_COMPRESSION_FIELDS)
     register("metric_singularity", singularity.build_metric_singularity,
-             params=singularity.SingularityParams,
+             params=singularity.SingularityParams, needs=head_loss,
              doc="Rayleigh quotient of G along augmentation tangents vs random directions.",
              fields=singularity.METRIC_SINGULARITY_FIELDS)
     register("guillotine", guillotine.build_guillotine, params=guillotine.GuillotineParams,

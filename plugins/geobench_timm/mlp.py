@@ -60,7 +60,7 @@ class MLP(nn.Module):
         self.norms = nn.ModuleList(norm(d) for d in dims[1 : self.n_activated + 1])
         self.act = activation(params.activation, params.negative_slope)
         self.feature_dim = dims[-1]
-        if not params.bias and params.norm == "none" and params.activation in HOMOGENEOUS:
+        if gives(params)["homogeneous"]:
             self.homogeneity_degree = params.depth
 
     def forward(self, x: Tensor) -> Tensor:
@@ -70,6 +70,14 @@ class MLP(nn.Module):
             if i < self.n_activated:
                 h = self.act(self.norms[i](h))
         return h
+
+
+def gives(params: MLPParams) -> dict[str, object]:
+    """What an MLP backbone gives its arm (``geobench.params``): its feature width, layers
+    that chain, and homogeneity without biases, norm and with a homogeneous activation."""
+    return {"features": params.out_dim or params.width, "layered": True,
+            "homogeneous": not params.bias and params.norm == "none"
+            and params.activation in HOMOGENEOUS}
 
 
 def build_mlp(params: MLPParams, ctx: BuildContext) -> MLP:

@@ -102,8 +102,8 @@ def test_cell_limit_counts_seeds_and_can_be_raised(tmp_path, capsys):
 def test_an_invalid_override_is_one_line(tmp_path, capsys):
     path = tmp_path / "s.yaml"
     path.write_text(small_suite())
-    assert main(["validate", str(path), "--set", "optimizer.lr=.nan"]) == 2
-    assert "--set optimizer.lr: must be a finite number" in capsys.readouterr().err
+    assert main(["validate", str(path), "--set", "optimizer.momentum=.nan"]) == 2
+    assert "--set optimizer.momentum: must be a finite number" in capsys.readouterr().err
 
 
 def test_the_default_leaderboard_path_stays_in_the_store_folder(tmp_path):

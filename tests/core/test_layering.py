@@ -21,7 +21,8 @@ FLOORS = {  # docs/architecture.md, "Floors and what each may import"
     "components": 6,
 }
 TOP = 7  # cli, scaffold, the package itself and its stable import paths (api, params, ...)
-TORCH_FREE = ["records.py", "contract/errors.py", "contract/params.py", "contract/hookspecs.py",
+TORCH_FREE = ["records.py", "contract/errors.py", "contract/params.py", "contract/needs.py",
+              "contract/hookspecs.py",
               "contract/registry.py", "contract/plugins.py", "contract/spec.py", "suite",
               "run/store.py", "run/leases.py"]
 
