@@ -7,21 +7,24 @@ its params returning one). Facts in use (a plugin may add its own):
 
 ================  ==========================================================================
 ``input``         ``"image"`` (C, H, W) or ``"vector"`` (D,) samples (datasets)
+``image_size``    the side of square images (datasets)
 ``orbit``         samples carry the orbit coordinates orbit actions move (datasets)
 ``classes``       number of classes (datasets; the core takes a class subset's size)
 ``batch``         training batch size, at most ``n_train`` (the core, from the data params)
 ``arms``          arms in the cell (the core)
 ``features``      the backbone's feature width (backbones)
-``outputs``       the arm's output width: the head's ``outputs``, else ``features`` (core)
+``outputs``       the arm's output width: the head's, else ``features`` (heads; core)
+``predictor``     the head has a predictor (heads)
 ``head_loss``     the objective is a loss of the head's outputs (H_eff needs one)
 ``homogeneous``   the backbone is positively homogeneous in its parameters
 ``layered``       the backbone's weights chain layer to layer (neuron counts need it)
 ``extra_params``  the head or the objective has parameters of its own
 ================  ==========================================================================
 
-A fact no component gives is unknown: a need on it holds (a plugin that declares nothing
-is not refused), except a need made with ``has``, which asks for a capability someone must
-give. Each failed need is one line naming the needing component and who gave the fact.
+A fact no component gives is unknown: a need on it holds, except a need made with ``has``,
+a capability some component must declare (an undeclared plugin backbone does not count as
+homogeneous). Each failed need is one line naming the needing component and who gave the
+fact.
 """
 
 from __future__ import annotations

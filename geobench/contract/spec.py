@@ -40,7 +40,7 @@ class TrainSpec(Strict):
     epochs: StrictInt | None = Field(None, ge=1, le=MAX_COUNT,
                                      description="epochs (alternative to steps)")
     lr_schedule: Literal["constant", "warmup_cosine"] = "constant"
-    warmup_steps: StrictInt = Field(0, ge=0, description="at most steps")
+    warmup_steps: StrictInt = Field(0, ge=0, le=MAX_COUNT, description="at most steps")
     clip_grad: float | None = Field(None, gt=0, description="max global gradient norm")
     lr_scaling: Literal["none", "linear", "sqrt", "fourth_root"] = "none"
     base_batch_size: StrictInt = Field(256, ge=1, le=MAX_COUNT)

@@ -1,8 +1,10 @@
 """The one writer of every file geobench's commands publish (leaderboards, their CSVs and
 figures, plugin figures, the plugin scaffold): all of a command's files are written to
 temporary files beside their targets first and renamed over them only once every one is
-complete, so a failure leaves the old files (or none) and nothing half-written. Every
-problem is one line naming the file (``OutputError``; the CLI exits 2)."""
+complete, so a failure while writing (a full disk, a refused name) leaves the old files (or
+none) and nothing half-written; only the renames, which do not fail once their folder
+takes a new file, come after. Every problem is one line naming the file
+(``OutputError``; the CLI exits 2)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 Content = str | bytes
+UMASK = os.umask(0o022)
+os.umask(UMASK)  # read once (reading sets it): published files get the usual permissions
 
 
 class OutputError(RuntimeError):
@@ -61,9 +65,9 @@ def _name_max(folder: Path) -> int:
 
 
 def write_files(files: dict[Path, Content]) -> None:
-    """Write every file of ``files`` (path -> text or bytes) or none of them: each to a
-    temporary file in its target's folder, then, once all are complete, renamed over its
-    target. The temporary files are removed on any failure."""
+    """Write the files of ``files`` (path -> text or bytes): each to a temporary file in its
+    target's folder, then, once all are complete, renamed over its target, so a failure
+    while writing changes no target. The temporary files are removed on any failure."""
     staged: list[tuple[str, Path]] = []
     current: Path | None = None
     try:
@@ -89,17 +93,11 @@ def _stage(path: Path, content: Content) -> str:
             fh.write(content.encode() if isinstance(content, str) else content)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~UMASK)
     except BaseException:
         os.unlink(tmp)
         raise
     return tmp
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def figure_bytes(fig: Any, **savefig: Any) -> bytes:

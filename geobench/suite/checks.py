@@ -27,9 +27,12 @@ def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
     head, _, rest = key.partition(".")
     fields = list(RunSpec.model_fields)
     if head == "arms":
-        arm = rest.partition(".")[0]
+        arm, _, inner = rest.partition(".")
         if arm not in arms:
             raise loaded.fail(loc, f"unknown arm {arm!r}; arms: {', '.join(arms) or 'none'}")
+        if not inner:
+            raise loaded.fail(loc, f"{key!r} names a whole arm; name a key inside it, e.g. "
+                                   f"arms.{arm}.optimizer.lr")
     elif head not in fields:
         raise loaded.fail(
             loc, f"{key!r} is not a run-spec key{did_you_mean(head, fields)}; "

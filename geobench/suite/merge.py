@@ -46,6 +46,23 @@ def merge_run(base: dict[str, Any], over: dict[str, Any], accepts: Accepts) -> d
     return out
 
 
+def overlay_run(spec: dict[str, Any], base: dict[str, Any], accepts: Accepts
+                ) -> dict[str, Any]:
+    """The run spec ``base`` laid over a copy of ``spec``: a component the base names
+    replaces the spec's, one it leaves unnamed keeps only the params the spec's component
+    accepts (``optimizer: {momentum: 0.9}`` over ``{name: adam}``), the rest merges."""
+    out = copy.deepcopy(spec)
+    for key, value in base.items():
+        under = spec.get(key)
+        if key in COMPONENT_KINDS and isinstance(value, dict) and "name" not in value \
+                and isinstance(under, dict):
+            allowed = accepts(COMPONENT_KINDS[key], under.get("name"))
+            value = value if allowed is None else {k: v for k, v in value.items()
+                                                   if k in allowed}
+        out[key] = overlay(under, value) if key in spec else copy.deepcopy(value)
+    return out
+
+
 def overlay(under: Any, over: Any) -> Any:
     """``over`` laid over a copy of ``under``: mappings merge key by key, except that a
     mapping naming another component (``name``) replaces the one under it whole, at any

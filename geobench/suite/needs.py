@@ -1,14 +1,18 @@
 """Each arm of a grid point checked against its components' needs (``contract.needs``):
 the facts its components give, with the core's own (``batch``, ``classes``, ``arms``,
-``outputs``), then every need of every component, metrics included."""
+``outputs``: the head's width, else the backbone's ``features`` when the head declares its
+facts and sets no width), then every need of every component, metrics included."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from geobench.contract.needs import Facts, gives_of, needs_of
 from geobench.contract.registry import Registry
 from geobench.contract.spec import COMPONENT_KINDS, ArmSpec, Component
+from geobench.suite.load import Loc
+from geobench.suite.yamlio import SuiteError
 
 
 def _components(spec: ArmSpec) -> list[tuple[tuple[Any, ...], str, Component]]:
@@ -36,12 +40,14 @@ def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, tuple[A
     if classes is not None:
         facts["classes"] = (classes if isinstance(classes, int) else len(classes), who)
     facts["arms"] = (arms, "the cell")
-    if "outputs" not in facts and "features" in facts:
-        facts["outputs"] = facts["features"]
+    head = registry.get("heads", spec.head.name)
+    if "outputs" not in facts and "features" in facts and head.gives is not None:
+        facts["outputs"] = facts["features"]  # a head that declares no width keeps it
     return facts
 
 
-def check_needs(registry: Registry, spec: ArmSpec, arms: int, fail: Any) -> None:
+def check_needs(registry: Registry, spec: ArmSpec, arms: int,
+                fail: Callable[[Loc, str], SuiteError]) -> None:
     """Raise ``fail(<component>.name, ...)`` at the first need the arm does not meet."""
     facts: Facts = arm_facts(registry, spec, arms)
     for loc, kind, comp in _components(spec):

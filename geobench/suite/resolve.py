@@ -17,7 +17,7 @@ from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec, Component, RunSpec
 from geobench.suite import checks
 from geobench.suite.load import LoadedSuite, Loc
-from geobench.suite.merge import Accepts, View, assign, merge_run, overlay
+from geobench.suite.merge import Accepts, View, assign, merge_run, overlay_run
 from geobench.suite.needs import check_needs
 from geobench.suite.schema import MAX_NAME
 from geobench.suite.yamlio import SuiteError
@@ -168,9 +168,10 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
                   ) -> tuple[dict[str, Any], dict[str, ArmSpec], dict[str, str]]:
     """Every arm of one grid point: resolved records, typed specs and code versions.
 
-    ``base_first``: check the base as written instead, each arm only completing what the
-    base leaves out, so a base value that every arm overrides (``head.activation: gleu``
-    under arms that each set their own) is still validated."""
+    ``base_first``: check the base's values as written instead, each arm only completing
+    what the base leaves out, so a base value that every arm overrides (``head.activation:
+    gleu`` under arms that each set their own) is still validated; what the components need
+    of each other is checked on the arms as they run, not on this mixture."""
     suite, prof = loaded.suite, view.prof
     arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
     for arm in view.arms:
@@ -181,7 +182,7 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
         for key, value, _ in assigned:
             assign(spec, key, value, accepts)
         if base_first:  # every value from here on is the base's
-            spec, assigned = overlay(spec, view.base), []
+            spec, assigned = overlay_run(spec, view.base, accepts), []
         arm_sources = [_Source(view.loc + ("arms", arm), prof.arms.get(arm, {}) if prof else {}),
                        _Source(("arms", arm), suite.arms.get(arm, {}))]
         base_sources = [_Source(view.loc + ("base",), prof.base if prof else {}),
@@ -193,7 +194,8 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
 
         arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
         versions.update(used)
-        check_needs(registry, specs[arm], len(view.arms), fail)
+        if not base_first:  # the base's values are checked there, not the mixture as an arm
+            check_needs(registry, specs[arm], len(view.arms), fail)
     names = list(arms)
     for arm in names[1:]:
         for key in SHARED_ACROSS_ARMS:

@@ -103,7 +103,7 @@ class Schedule:
 
     def __contains__(self, step: int) -> bool:
         return step == self.total or (
-            self.every is not None and 0 <= step <= self.total and step % self.every == 0)
+            bool(self.every) and 0 <= step <= self.total and step % self.every == 0)
 
 
 def _compiled(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
@@ -166,7 +166,7 @@ class _ArmRun:
         for group in self.optimizer.param_groups:
             group["lr"] = scaled_lr(group["lr"], train, data.batch_size)
         self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
-        self.metrics: list[tuple[str, Metric, set[int]]] = []
+        self.metrics: list[tuple[str, Metric, Schedule]] = []
         for comp in spec.metrics:
             ctx.seed = stream_seed(trial_seed, metric_stream(comp.id))
             with global_rng(ctx.seed):

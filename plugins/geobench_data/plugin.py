@@ -7,9 +7,12 @@ from geobench.hookspecs import hookimpl
 
 @hookimpl
 def register_datasets(register) -> None:
+    from collections.abc import Callable
+
     from geobench_data import cifar, images, orbit, synthetic
 
-    def images_of(classes: int | None = None, size: int | None = None):
+    def images_of(classes: int | None = None, size: int | None = None
+                  ) -> Callable[[object], dict[str, object]]:
         def gives(params) -> dict[str, object]:
             side = size or params.size
             return {"input": "image", "orbit": False, "image_size": side} | (

@@ -108,7 +108,8 @@ def register_metrics(register):
         Sparsity,
     )
 
-    homogeneous = [has("homogeneous", "a homogeneous backbone (no bias, no norm, relu)"),
+    homogeneous = [has("homogeneous", "a homogeneous backbone (no bias, no norm; relu, "
+                                      "leaky_relu or identity)"),
                    lacks("extra_params", "no parameters outside the backbone (identity head "
                                          "without predictor, an objective without any)")]
     layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)")]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import statistics
 import sys
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,7 +72,8 @@ def collect(stored: StoredSuite, metric: str = KEY
     return means, xs
 
 
-def plot(means: dict, xs: np.ndarray, title: str, out: Path, metric: str = KEY) -> None:
+def plot(means: dict, xs: np.ndarray, title: str, metric: str = KEY) -> bytes:
+    """The panels of ``means`` over ``xs`` as PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -99,8 +99,10 @@ def plot(means: dict, xs: np.ndarray, title: str, out: Path, metric: str = KEY) 
     axes[0][-1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    write_files({out: figure_bytes(fig, dpi=110)})
-    plt.close(fig)
+    try:
+        return figure_bytes(fig, dpi=110)
+    finally:
+        plt.close(fig)
 
 
 def main(argv: list[str]) -> int:
@@ -116,14 +118,17 @@ def main(argv: list[str]) -> int:
               f"{args.store}", file=sys.stderr)
         return 1
     n = statistics.fmean(len(v) for v in means.values())
-    plot(means, edges, f"{name} ({args.profile}): effective neuron weights per arm", out)
-    print(f"wrote {out} ({len(means)} panels, {n:g} arms each)")
+    files = {out: plot(means, edges, f"{name} ({args.profile}): effective neuron weights "
+                                     "per arm")}
     curves, percents = collect(stored, PRUNING)
     if curves:
         pruning = out.with_name(out.name.replace("neurons", "pruning"))
         if pruning == out:
             pruning = out.with_name(f"{out.stem}_pruning{out.suffix}")
-        plot(curves, percents, f"{name} ({args.profile}): test accuracy under magnitude "
-             "pruning", pruning, PRUNING)
+        files[pruning] = plot(curves, percents, f"{name} ({args.profile}): test accuracy "
+                                                 "under magnitude pruning", PRUNING)
+    write_files(files)
+    print(f"wrote {out} ({len(means)} panels, {n:g} arms each)")
+    if curves:
         print(f"wrote {pruning}")
     return 0

@@ -24,13 +24,13 @@ def register_commands(cli):
 
 @hookimpl
 def register_objectives(register):
-    from geobench.params import at_least, has
+    from geobench.params import Need, at_least, has
     from geobench_projection.objectives import dino, redundancy, stopgrad
 
     of_head = {"head_loss": True}
     owning = {"head_loss": True, "extra_params": True}
 
-    def predictor(params) -> list:
+    def predictor(params) -> list[Need]:
         return [has("predictor", "a head with a predictor (or require_predictor: false)")] \
             if params.require_predictor else []
 
@@ -87,5 +87,7 @@ def register_metrics(register):
              doc="Rayleigh quotient of G along augmentation tangents vs random directions.",
              fields=singularity.METRIC_SINGULARITY_FIELDS)
     register("guillotine", guillotine.build_guillotine, params=guillotine.GuillotineParams,
+             needs=lambda p: [has("orbit", "orbit coordinates for augmentation: action")]
+             if p.augmentation == "action" else [],
              doc="Probe accuracy on backbone minus on head outputs.",
              fields=guillotine.GUILLOTINE_FIELDS)

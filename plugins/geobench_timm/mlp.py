@@ -9,6 +9,7 @@ from pydantic import Field
 from torch import Tensor, nn
 
 from geobench.api import BuildContext, Params
+from geobench.params import Need, batch_norm_if
 
 Activation = Literal["relu", "gelu", "silu", "tanh", "leaky_relu", "identity"]
 HOMOGENEOUS = ("relu", "leaky_relu", "identity")
@@ -73,11 +74,19 @@ class MLP(nn.Module):
 
 
 def gives(params: MLPParams) -> dict[str, object]:
-    """What an MLP backbone gives its arm (``geobench.params``): its feature width, layers
-    that chain, and homogeneity without biases, norm and with a homogeneous activation."""
-    return {"features": params.out_dim or params.width, "layered": True,
+    """What an MLP backbone gives its arm (``geobench.params``): its feature width, whether
+    its layers chain (two or more), and homogeneity without biases, norm and with a
+    homogeneous activation."""
+    return {"features": params.out_dim or params.width, "layered": params.depth >= 2,
             "homogeneous": not params.bias and params.norm == "none"
             and params.activation in HOMOGENEOUS}
+
+
+def needs(params: MLPParams) -> list[Need]:
+    """Batches of 2 when a layer is batch-normalised (every layer without ``out_dim``, the
+    hidden ones with it)."""
+    normed = params.out_dim is None or params.depth >= 2
+    return batch_norm_if(params.norm == "batch" and normed)
 
 
 def build_mlp(params: MLPParams, ctx: BuildContext) -> MLP:

@@ -7,7 +7,7 @@ from geobench.hookspecs import hookimpl
 
 @hookimpl
 def register_backbones(register) -> None:
-    from geobench.params import BATCH_NORM, IMAGES, Need, at_least, batch_norm_if
+    from geobench.params import BATCH_NORM, IMAGES, Need
     from geobench_timm import mlp, timm_models, vgg
 
     plain = {"homogeneous": False, "layered": False}
@@ -25,12 +25,9 @@ def register_backbones(register) -> None:
     register("vit_tiny_cpu", timm_models.build_vit_tiny_cpu, params=timm_models.ViTTinyParams,
              gives=lambda p: plain | {"features": p.dim}, needs=patches,
              doc="small timm ViT (depth 2, dim 64, patch 4)")
-    register("mlp", mlp.build_mlp, params=mlp.MLPParams, gives=mlp.gives,
-             needs=lambda p: batch_norm_if(p.norm == "batch"),
+    register("mlp", mlp.build_mlp, params=mlp.MLPParams, gives=mlp.gives, needs=mlp.needs,
              doc="MLP over flattened inputs; homogeneous without bias/norm")
     register("homogeneous_vgg16", vgg.build_homogeneous_vgg16, params=vgg.VGGParams,
              gives=lambda p: {"homogeneous": True, "layered": True}
-             | ({"features": p.out_dim} if p.out_dim else {}),
-             needs=[IMAGES, at_least("image_size", 32, "images of at least 32 x 32 (five "
-                                                       "2 x 2 poolings)")],
+             | ({"features": p.out_dim} if p.out_dim else {}), needs=[IMAGES],
              doc="VGG-16 without biases and BN (homogeneous of degree 16)")

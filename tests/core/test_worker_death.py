@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import start_cli, write_distribution
 from tests.core.suite_text import small_suite
 
-STEPS = 15000  # seconds per cell: the workers are still training when the run is killed
+STEPS = 15000  # steps per cell: the workers are still training when the run is killed
 EXIT_S = 10.0  # how long the orphaned workers may take to exit
 
 LOGGED = """

@@ -87,3 +87,60 @@ def test_a_combination_is_refused_in_one_line_or_runs(index, tmp_path, monkeypat
     result = outcome(suite, tmp_path, capsys)
     assert result.startswith(("refused: ", "complete", "diverged")), \
         f"{result}\n{yaml.safe_dump(suite)}"
+
+
+def test_a_base_that_runs_only_through_its_arms_is_valid(tmp_path, capsys):
+    """The base's values are checked laid over each arm, but what components need of each
+    other is checked on the arms that run: simsiam under a base head without predictor."""
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"name": "s", "base": {
+        "data": {"name": "gaussian_mixture", "dim": 8, "n_train": 64, "batch_size": 16},
+        "backbone": {"name": "mlp", "depth": 2, "width": 16}, "head": {"name": "identity"},
+        "objective": {"name": "simsiam"}, "optimizer": {"name": "sgd", "lr": 0.1},
+        "train": {"steps": 5, "device": "cpu"}}, "arms": {
+        "a": {"head": {"name": "mlp", "hidden": 16, "out": 8, "predictor": {"depth": 2}}},
+        "b": {"head": {"name": "linear", "out": 8, "predictor": {"depth": 2}}}}}))
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+
+
+VALID = {  # designs near an edge of a need, which must validate and run
+    "vgg_on_8px_digits": {"data": {"name": "digits", "size": 8}, "backbone": {
+        "name": "homogeneous_vgg16", "width": 0.0625, "hidden": 8}, "head": {"name": "identity"},
+        "objective": {"name": "logistic"}, "metrics": [{"name": "kkt_residual"}]},
+    "one_linear_layer_with_batch_norm_unused_at_batch_1": {
+        "data": {"name": "gaussian_mixture", "dim": 8, "batch_size": 1},
+        "backbone": {"name": "mlp", "depth": 1, "out_dim": 3, "norm": "batch"},
+        "objective": {"name": "ce"}},
+    "binary_output_on_two_classes": {
+        "data": {"name": "student_teacher", "dim": 8},
+        "backbone": {"name": "mlp", "depth": 2, "width": 16, "out_dim": 1, "bias": False},
+        "objective": {"name": "exponential"}, "metrics": [{"name": "q_margin"}]},
+}
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_a_design_at_the_edge_of_a_need_runs(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    design = VALID[name]
+    base = {"augment": {"name": "none"}, "head": {"name": "identity"},
+            "optimizer": {"name": "sgd", "lr": 0.01}, "train": {"steps": 2, "device": "cpu"},
+            **design, "data": {"n_train": 32, "n_test": 16, "reference_size": 16,
+                               "batch_size": 8, **design["data"]}}
+    assert outcome({"name": "edge", "base": base}, tmp_path, capsys) == "complete"
+
+
+def test_an_unnamed_base_component_is_checked_as_each_arm_reads_it(tmp_path, capsys):
+    """``optimizer: {momentum: 0.9}`` in the base, arms naming adam and sgd: adam's arm drops
+    the momentum (as the merge does), sgd's keeps it; a value no arm accepts is refused."""
+    suite = {"name": "s", "base": {
+        "data": {"name": "gaussian_mixture", "dim": 8, "n_train": 64, "batch_size": 16},
+        "backbone": {"name": "mlp", "depth": 2, "width": 16}, "objective": {"name": "ce"},
+        "optimizer": {"lr": 0.01, "momentum": 0.9}, "train": {"steps": 5, "device": "cpu"}},
+        "arms": {"a": {"optimizer": {"name": "adam"}}, "b": {"optimizer": {"name": "sgd"}}}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    assert main(["validate", str(path)]) == 0, capsys.readouterr().err
+    suite["base"]["optimizer"]["momentum"] = -1.0
+    path.write_text(yaml.safe_dump(suite))
+    assert main(["validate", str(path)]) == 2
+    assert "base.optimizer.momentum" in capsys.readouterr().err
