@@ -34,6 +34,10 @@ def _suite_args(p: argparse.ArgumentParser, store: bool = True) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a run-spec key in every cell (YAML value), e.g. "
                         "--set train.steps=200; repeatable")
+    p.add_argument("--only", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep the cells whose grid or zip key KEY takes VALUE (YAML), e.g. "
+                        "--only optimizer.lr=0.1; repeat to keep several values; the cells "
+                        "keep their ids")
     p.add_argument("--cell-limit", type=int, default=None, metavar="N",
                    help="refuse a profile of more than N cells (default: 10000)")
     if store:
@@ -188,7 +192,7 @@ def _cells(args):
 
     loaded = load_suite(args.suite)
     return loaded, expand(loaded, registry(), args.profile, _overrides(args.set),
-                          _cell_limit(args))
+                          _cell_limit(args), _only(args.only))
 
 
 def _cell_limit(args) -> int:
@@ -203,12 +207,21 @@ def _cell_limit(args) -> int:
 
 
 def _overrides(pairs: list[str]) -> dict[str, Any]:
-    out = {}
+    return {key: values[-1] for key, values in _pairs("--set", pairs).items()}
+
+
+def _only(pairs: list[str]) -> dict[str, list[Any]]:
+    return _pairs("--only", pairs)
+
+
+def _pairs(flag: str, pairs: list[str]) -> dict[str, list[Any]]:
+    """``KEY=VALUE`` options: key -> the YAML values given for it, in order."""
+    out: dict[str, list[Any]] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SuiteError(f"--set {pair}: expected KEY=VALUE, e.g. train.steps=200")
-        out[key] = parse_yaml(value, f"--set {key}")[0]
+            raise SuiteError(f"{flag} {pair}: expected KEY=VALUE, e.g. optimizer.lr=0.1")
+        out.setdefault(key, []).append(parse_yaml(value, f"{flag} {key}")[0])
     return out
 
 
@@ -248,6 +261,7 @@ def cmd_run(args) -> int:
                         for flag, _, _ in EXECUTOR_FLAGS}
     options = RunOptions(
         profile=args.profile, store=args.store, overrides=_overrides(args.set),
+        only=_only(args.only),
         executor=args.executor, executor_options=executor_options, rerun=args.rerun,
         max_cells=args.max_cells, cell_limit=_cell_limit(args),
         lease_timeout=args.lease_timeout, loggers=tuple(args.logger),

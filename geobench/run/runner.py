@@ -201,15 +201,17 @@ def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How ``run_suite`` runs a suite: the profile and ``--set`` overrides that choose its
-    cells, the store, the executor and its options, whether stored cells rerun, at most
-    ``max_cells`` cells (at most ``cell_limit`` expanded), the lease timeout, the loggers
-    (besides the suite's) and their folder (default: ``logs/`` beside the store), and
+    """How ``run_suite`` runs a suite: the profile, ``--set`` overrides and ``--only``
+    restrictions that choose its cells, the store, the executor and its options, whether
+    stored cells rerun, at most ``max_cells`` cells (at most ``cell_limit`` expanded), the
+    lease timeout, the loggers (besides the suite's) and their folder (default: ``logs/``
+    beside the store), and
     ``quiet`` (no progress)."""
 
     profile: str = "smoke"
     store: str = DEFAULT_STORE
     overrides: dict[str, Any] = field(default_factory=dict)
+    only: dict[str, list[Any]] = field(default_factory=dict)
     executor: str | None = None
     executor_options: dict[str, Any] = field(default_factory=dict)
     rerun: bool = False
@@ -232,7 +234,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     o = options or RunOptions()
     reg = registry()
     loaded = load_suite(path)
-    cells = expand(loaded, reg, o.profile, o.overrides, o.cell_limit)
+    cells = expand(loaded, reg, o.profile, o.overrides, o.cell_limit, o.only)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, o.executor,
                                                o.executor_options))
     chosen = select_loggers(reg, loaded.suite.loggers, list(o.loggers))

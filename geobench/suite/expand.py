@@ -72,10 +72,35 @@ def _axes(loaded: LoadedSuite, view: View, overrides: dict[str, Any]) -> list[Ax
             if _overlap(key, other):
                 raise loaded.fail(("--set", key), f"{key!r} is varied by {format_loc(where)} "
                                   f"in profile {view.name!r}; --set gives every cell one "
-                                  "value, so it cannot set a varied key: edit that axis "
-                                  "(or a profile's) instead")
+                                  "value, so it cannot set a varied key: keep some of its "
+                                  "values with --only KEY=VALUE, or edit the axis")
         axes.append([[(key, value, ("--set", key))]])
     return axes
+
+
+def _restrict(loaded: LoadedSuite, view: View, axes: list[Axis],
+              only: dict[str, list[Any]]) -> list[Axis]:
+    """``--only KEY=VALUE``: the axis that varies KEY keeps the points where KEY takes one
+    of the values given; the other axes, and the ids of the cells kept, are unchanged."""
+    declared = [[(k, v) for k, v, loc in axis[0] if loc[0] != "--set"] for axis in axes]
+    varied = [k for keys in declared for k, _ in keys]
+    out = list(axes)
+    for key, wanted in only.items():
+        i = next((i for i, keys in enumerate(declared) if key in dict(keys)), None)
+        if i is None:
+            raise loaded.fail(("--only", key), f"{key!r} is not varied in profile "
+                              f"{view.name!r}; --only keeps some values of a grid or zip key "
+                              f"(varied: {', '.join(varied) or 'none'})")
+        taken = [next(v for k, v, _ in point if k == key) for point in out[i]]
+        for value in wanted:
+            if not any(filters.same(value, t) for t in taken):
+                once = [t for j, t in enumerate(taken)
+                        if not any(filters.same(t, u) for u in taken[:j])]
+                raise loaded.fail(("--only", key), f"{filters.show(value)} is not a value of "
+                                  f"{key!r} in profile {view.name!r}; it takes: "
+                                  f"{filters.listing(once)}")
+        out[i] = [p for p, t in zip(out[i], taken) if any(filters.same(t, w) for w in wanted)]
+    return out
 
 
 def _overlap(a: str, b: str) -> bool:
@@ -186,11 +211,12 @@ def _written(varied: dict[str, Any], base: dict[str, Any], key: str) -> Any:
 
 def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict[str, Any],
             limit: int, accepts: Accepts,
-            uses: dict[Loc, filters.ExcludeUse] | None = None) -> list[Cell]:
+            uses: dict[Loc, filters.ExcludeUse] | None = None,
+            only: dict[str, list[Any]] | None = None) -> list[Cell]:
     """The cells of one profile: axes checked and counted, then each grid point resolved
     once and repeated for every trial seed; ``uses`` collects what each exclude entry met."""
     suite, prof = loaded.suite, view.prof
-    axes = _axes(loaded, view, overrides)
+    axes = _restrict(loaded, view, _axes(loaded, view, overrides), only or {})
     own_seeds = prof is not None and prof.seeds is not None
     seeds = prof.seeds if own_seeds else suite.seeds
     _check_count(loaded, view, axes, seeds if isinstance(seeds, int) else len(seeds),
@@ -262,12 +288,14 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
 
 
 def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
-           overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT) -> list[Cell]:
+           overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT,
+           only: dict[str, list[Any]] | None = None) -> list[Cell]:
     """All cells of the suite under ``profile``, validated and resolved; the whole suite
     (every profile) is validated first (``validate_suite``).
 
     ``overrides`` (dotted key -> value, the command line's ``--set``) apply to every cell
-    after the grid, as single-valued axes.
+    after the grid, as single-valued axes; ``only`` (grid or zip key -> values, ``--only``)
+    keeps the grid points where each key takes one of its values.
     """
     suite = loaded.suite
     if profile not in suite.profiles and profile != "smoke":
@@ -275,8 +303,8 @@ def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
         raise loaded.fail(("profiles",), f"no profile {profile!r}{did_you_mean(profile, names)}; "
                                          f"profiles: {', '.join(names) or 'none'}")
     cells = validate_suite(loaded, registry, cell_limit)
-    if not overrides:
+    if not overrides and not only:
         return cells[profile]
     accepts = accepts_of(registry)
     view = profile_view(loaded, profile, suite.profiles.get(profile), accepts)
-    return _expand(loaded, registry, view, overrides, cell_limit, accepts)
+    return _expand(loaded, registry, view, overrides or {}, cell_limit, accepts, only=only)

@@ -32,7 +32,7 @@ class LoadedSuite:
 
 
 def format_loc(loc: Loc) -> str:
-    if loc and loc[0] == "--set":
+    if loc and loc[0] in ("--set", "--only"):
         return " ".join(str(p) for p in loc)
     out = ""
     for part in loc:

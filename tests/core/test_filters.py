@@ -156,3 +156,21 @@ def test_an_exclude_reads_inside_a_varied_component(tmp_path):
     cells = expand(_write(tmp_path, text), registry())
     assert sorted({(c.arms["main"]["optimizer"]["lr"], c.arms["main"]["train"]["steps"])
                    for c in cells}) == [(0.05, 10), (0.05, 30), (0.2, 30)]
+
+
+def test_only_keeps_some_values_of_an_axis_and_the_cells_keep_their_ids(tmp_path, capsys):
+    loaded = _write(tmp_path, SUITE.split("claims:\n")[0])
+    every = expand(loaded, registry())
+    kept = expand(loaded, registry(), only={"optimizer.lr": [0.2]})
+    assert [c.id for c in kept] == [c.id for c in every if c.varied["optimizer.lr"] == 0.2]
+    assert len(kept) == 4
+    path = str(loaded.path)
+    assert main(["show", path, "--only", "optimizer.lr=0.05", "--only", "optimizer.lr=0.2"]) == 0
+    assert "filters [smoke]: 8 cells" in capsys.readouterr().out
+    assert main(["show", path, "--only", "optimizer.lr=0.1"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "--only optimizer.lr: 0.1 is not a value of 'optimizer.lr' in profile 'smoke'; it "
+        "takes: 0.05, 0.2\n")
+    assert main(["show", path, "--only", "train.steps=30"]) == 2
+    assert "--only train.steps: 'train.steps' is not varied in profile 'smoke'; --only keeps " \
+           "some values of a grid or zip key (varied: optimizer.lr)" in capsys.readouterr().err
