@@ -21,8 +21,7 @@ def register_datasets(register) -> None:
         return gives
 
     def vectors(params, orbits: bool = False) -> dict[str, object]:
-        return {"input": "vector", "orbit": orbits,
-                "classes": getattr(params, "num_classes", 2)}
+        return {"input": "vector", "orbit": orbits, "classes": params.num_classes}
 
     register("cifar10", cifar.build_cifar10, params=cifar.CifarParams, gives=images_of(10, 32),
              doc="CIFAR-10 from a local copy (torchvision format)")
@@ -36,7 +35,8 @@ def register_datasets(register) -> None:
              params=synthetic.GaussianMixtureParams, gives=vectors,
              doc="isotropic Gaussian classes with means on a sphere in R^D")
     register("student_teacher", synthetic.build_student_teacher,
-             params=synthetic.StudentTeacherParams, gives=vectors,
+             params=synthetic.StudentTeacherParams,
+             gives={"input": "vector", "orbit": False, "classes": 2},
              doc="Gaussian inputs labelled by a random two-layer ReLU teacher, optional margin")
     register("orbit_manifold", orbit.build_orbit_manifold, params=orbit.OrbitManifoldParams,
              gives=lambda p: vectors(p, orbits=True),
