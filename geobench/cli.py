@@ -172,6 +172,9 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
                     help="every unit of every claim and part: the values that entered its "
                          "interval, or why it was left out")
     cl.add_argument("--csv", action="store_true", help="with --units: as CSV")
+    cl.add_argument("--beside", metavar="PROFILE",
+                    help="a table of each claim's effect and verdict in PROFILE beside "
+                         "--profile's, marking the claims whose verdict changes")
     col = sub.add_parser("collect", help="store results that slurm array tasks have written")
     _suite_args(col)
     col.add_argument("--folder", help="the jobs' folder (default: the suite's, else "
@@ -379,23 +382,38 @@ def cmd_leaderboard(args) -> int:
 def cmd_claims(args) -> int:
     from geobench.contract.plugins import registry
     from geobench.report.claims import evaluate
-    from geobench.report.claims_report import UNIT_COLUMNS, claims_table, unit_rows, units_csv
+    from geobench.report.claims_report import (
+        UNIT_COLUMNS,
+        beside_table,
+        claims_table,
+        unit_rows,
+        units_csv,
+    )
     from geobench.report.values import StoredValues
     from geobench.run.store import Store
 
     if args.csv and not args.units:
         print("geobench claims: --csv goes with --units (the unit rows as CSV)", file=sys.stderr)
         return 2
+    if args.beside and (args.units or args.json):
+        print("geobench claims: --beside prints one table; leave out --units and --json",
+              file=sys.stderr)
+        return 2
     loaded, cells = _cells(args)
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
+    profiles = [cells] + ([_cells(argparse.Namespace(**{**vars(args), "profile": args.beside}))[1]]
+                          if args.beside else [])
     store = Store(args.store, read_only=True)
     try:
-        verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
+        verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry())
+                             for c in profiles]
     finally:
         store.close()
-    if args.units and args.csv:
+    if args.beside:
+        print(beside_table({args.beside: beside[0], args.profile: verdicts}), end="")
+    elif args.units and args.csv:
         print(units_csv(verdicts), end="")
     elif args.units:
         print(tabulate(unit_rows(verdicts), headers=UNIT_COLUMNS))

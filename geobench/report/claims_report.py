@@ -134,6 +134,25 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
         + f"\n{summary_line(verdicts)}\n"
 
 
+def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
+    """One row per claim: its effect [95% CI] and verdict (Holm's after a slash) in each of
+    two profiles, and ``changed`` where both test it and the raw verdicts differ."""
+    (left, a), (right, b) = by_profile.items()
+    rows = []
+    for u, v in zip(a, b, strict=True):
+        tested = NOT_IN_PROFILE not in (u.verdict, v.verdict)
+        rows.append([f"`{u.claim.id}`" + ("†" if u.claim.posthoc else ""),
+                     format_effect(u), _verdicts(u), format_effect(v), _verdicts(v),
+                     "changed" if tested and u.verdict != v.verdict else ""])
+    headers = ["claim", f"{left}: effect [95% CI]", f"{left}: verdict / Holm",
+               f"{right}: effect [95% CI]", f"{right}: verdict / Holm", ""]
+    return markdown_table(rows, headers) + "\n† post hoc: outside the Holm family\n"
+
+
+def _verdicts(v: Verdict) -> str:
+    return v.verdict + (f" / {v.verdict_holm}" if v.verdict_holm else "")
+
+
 def summary_line(verdicts: list[Verdict]) -> str:
     """Pre-registered claims counted by raw and by Holm verdict; post hoc claims apart."""
     pre = [v for v in verdicts if not v.claim.posthoc]

@@ -64,5 +64,5 @@ class GaussianNoise:
 
 
 def build_gaussian_noise(params: GaussianNoiseParams, ctx: BuildContext) -> GaussianNoise:
-    """Additive isotropic Gaussian noise (for vector data)."""
+    """Additive isotropic Gaussian noise (vectors or images)."""
     return GaussianNoise(params.sigma)

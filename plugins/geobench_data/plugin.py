@@ -63,4 +63,4 @@ def register_augmentations(register) -> None:
              needs=[has("orbit", "orbit coordinates (data such as orbit_manifold)")],
              doc="a random group element on each sample (datasets with extras['orbit'])")
     register("gaussian_noise", actions.build_gaussian_noise, params=actions.GaussianNoiseParams,
-             doc="additive Gaussian noise of std sigma (vector data)")
+             doc="additive Gaussian noise of std sigma (vectors or images)")

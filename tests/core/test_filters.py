@@ -97,6 +97,30 @@ def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, caps
         "both": "insufficient"}
 
 
+def test_beside_sets_two_profiles_verdicts_side_by_side(tmp_path, capsys):
+    loaded = _write(tmp_path)
+    store = Store(tmp_path / "db.sqlite")
+    for profile, sign in (("smoke", 1.0), ("narrow", -1.0)):
+        for cell in expand(loaded, registry(), profile):  # smoke: above 0 at lr 0.05 only
+            lr = cell.varied["optimizer.lr"]
+            v = (sign if lr == 0.05 else -1.0) + cell.trial_seed / 10
+            store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
+                                         series=[("main", "nccc.accuracy", 30, v)]), {})
+    store.close()
+    args = ["claims", str(tmp_path / "f.yaml"), "--profile", "narrow", "--beside", "smoke",
+            "--store", str(tmp_path / "db.sqlite")]
+    assert main(args) == 0
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in capsys.readouterr().out.splitlines() if line.startswith("| `")}
+    # seeds 0..3 add 0, .1, .2, .3: mean ±1 + 0.15, t interval ± 3.182 * 0.129 / 2
+    assert rows["`low`"] == ["+1.15 [+0.945, +1.36]", "holds / holds",
+                             "-0.85 [-1.06, -0.645]", "fails / fails", "changed"]
+    assert rows["`high`"] == ["-0.85 [-1.06, -0.645]", "fails / fails", "—",
+                              f"{NOT_IN_PROFILE} / {NOT_IN_PROFILE}", ""]
+    assert main(args + ["--json"]) == 2
+    assert "--beside prints one table" in capsys.readouterr().err
+
+
 def test_a_list_value_may_be_one_value_of_its_key(tmp_path, capsys):
     text = SUITE.replace("  optimizer.lr: [0.05, 0.2]\n",
                          "  optimizer.lr: [0.05, 0.2]\n  data.classes: [[0, 1], [1, 2]]\n")
