@@ -16,13 +16,36 @@ SUITES = sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml"))
 def test_shipped_suite_states_claims_and_runs_five_trial_seeds(path):
     loaded = load_suite(path)
     assert loaded.suite.claims, f"{path.name} declares no claims"
-    for profile in ("smoke", "full"):
+    for profile in loaded.suite.profiles:
         cells = expand(loaded, registry(), profile)
         assert len({c.trial_seed for c in cells}) >= 5, (path.name, profile)
     for claim in loaded.suite.claims:  # a claim's metric is one the suite measures
         mid = claim.metric.rpartition("/")[2].partition(".")[0]
         measured = {m["id"] for spec in cells[0].arms.values() for m in spec["metrics"]}
         assert mid in measured | {"loss"}, (path.name, claim.id)
+
+
+IMAGE_SUITES = ["alignment", "collapse", "head_depth", "mirror_cifar", "orbit"]
+# Claims whose design points need more than Fashion-MNIST's 10 classes (C' = 50, 100); the
+# mid profile tests each on its own points through a claim of its own.
+BEYOND_MID = {"p3_alignment_rises_with_classes", "p3_alignment_above_noise_floor_100_classes",
+              "p3_bound_holds", "p3_bound_holds_for_proxies"}
+
+
+@pytest.mark.parametrize("name", IMAGE_SUITES)
+def test_image_suites_have_a_mid_profile_on_real_images_testing_their_claims(name, tmp_path):
+    from geobench.report.claims import NOT_IN_PROFILE, evaluate
+    from geobench.report.values import StoredValues
+    from geobench.run.store import Store
+
+    loaded = load_suite(Path(SUITES[0]).parent / f"{name}.yaml")
+    cells = expand(loaded, registry(), "mid")
+    datasets = {spec["data"]["name"] for c in cells for spec in c.arms.values()}
+    assert "fashion_mnist" in datasets and datasets <= {"fashion_mnist", "mnist"}
+    verdicts = evaluate(loaded, cells, StoredValues(Store(tmp_path / "s.sqlite"), cells),
+                        registry())
+    absent = {v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE}
+    assert absent == {c.id for c in loaded.suite.claims} & BEYOND_MID
 
 
 PAPERS = Path(__file__).resolve().parents[2] / "docs" / "papers.md"
