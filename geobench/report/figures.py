@@ -45,6 +45,12 @@ class StoredSuite:
         """The suite's name."""
         return self.loaded.suite.name
 
+    @property
+    def stem(self) -> str:
+        """``<suite>`` for the smoke profile, else ``<suite>_<profile>``: the name of the
+        leaderboard ``geobench leaderboard`` writes by default, which figures start with."""
+        return self.name if self.profile == "smoke" else f"{self.name}_{self.profile}"
+
     def finals(self, status: str = Status.COMPLETE) -> dict[str, dict[str, float]]:
         """Cell id -> final values (result key -> value) of the cells stored as ``status``,
         in the order of ``cells``."""

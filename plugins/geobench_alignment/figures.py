@@ -6,8 +6,9 @@ the debiased linear CKA (``cka.debiased``, the unbiased-HSIC estimator):
         [--store results/geobench.sqlite] [--out FOLDER]
 
 writes ``<suite>_cka_training.png``, ``_cka_vs_classes``, ``_cka_vs_tau`` and
-``_cka_vs_batch`` into ``--out`` (default: ``leaderboards/`` beside the store, where
-``geobench leaderboard`` writes the suite's leaderboard).
+``_cka_vs_batch`` (``<suite>_<profile>_...`` for a profile other than smoke) into ``--out``
+(default: ``leaderboards/`` beside the store, where ``geobench leaderboard`` writes the
+suite's leaderboard).
 
 The suite varies one factor at a time around a reference design point; each factor's
 reference value is its most common value over the suite's cells.  A sweep over one factor
@@ -159,7 +160,7 @@ def render(stored: StoredSuite, out: Path) -> list[Path]:
             ax.set_xticks(xs, [str(x) for x in xs])
             ax.minorticks_off()
         fig.tight_layout()
-        pngs[out / f"{stored.name}_{suffix}.png"] = figure_bytes(fig, dpi=110)
+        pngs[out / f"{stored.stem}_{suffix}.png"] = figure_bytes(fig, dpi=110)
         plt.close(fig)
     write_files(pngs)
     return list(pngs)

@@ -8,9 +8,9 @@ every finished cell, averages them over seeds, and draws one panel per combinati
 varied settings (seed excluded), one line per arm: the histogram (bin edges those of the
 suite's ``neuron_histogram``) to ``--out`` and the test accuracy against the pruned share
 (the levels of the suite's ``pruning_curve``) beside it, ``<out stem>`` with ``neurons``
-replaced by ``pruning``.  ``--out`` defaults to ``<suite>_neurons.png`` in ``leaderboards/``
-beside the store, where ``geobench leaderboard`` writes the suite's leaderboard (whose
-description links the figures).
+replaced by ``pruning``.  ``--out`` defaults to ``<suite>_neurons.png`` (``<suite>_<profile>_``
+for a profile other than smoke) in ``leaderboards/`` beside the store, where ``geobench
+leaderboard`` writes the suite's leaderboard (whose description links the figures).
 """
 
 from __future__ import annotations
@@ -107,11 +107,11 @@ def plot(means: dict, xs: np.ndarray, title: str, metric: str = KEY) -> bytes:
 
 def main(argv: list[str]) -> int:
     """``geobench mirror-figures``: the histogram figure, and the pruning one where stored."""
-    args = figure_parser(COMMAND, __doc__, "PNG path (default: <suite>_neurons.png in "
-                                           "leaderboards/ beside the store)").parse_args(argv)
+    args = figure_parser(COMMAND, __doc__, "PNG path (default: <suite>[_<profile>]_neurons.png "
+                                           "in leaderboards/ beside the store)").parse_args(argv)
     stored = read_stored(args.suite, args.profile, args.store)
     name = stored.name
-    out = args.out or figure_folder(args.store) / f"{name}_neurons.png"
+    out = args.out or figure_folder(args.store) / f"{stored.stem}_neurons.png"
     means, edges = collect(stored)
     if not means:
         print(f"no finished cells with {KEY} values of {args.suite} [{args.profile}] in "

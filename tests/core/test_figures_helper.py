@@ -1,6 +1,7 @@
 """The figure commands' read helper (geobench.report.figures) on a real store."""
 
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
@@ -58,7 +59,9 @@ def stored(tmp_path):
 def test_read_returns_the_suites_cells_with_their_stored_rows(stored):
     suite, db = stored
     got = read_stored(suite, "smoke", db, series=["loss.train"])
-    assert got.name == "small" and got.profile == "smoke"
+    assert got.name == got.stem == "small" and got.profile == "smoke"
+    # another profile's figures are named as its leaderboard is: <suite>_<profile>
+    assert replace(got, profile="mid").stem == "small_mid"
     settings = sorted((c.varied["optimizer.lr"], c.trial_seed) for c in got.cells)
     assert settings == [(0.05, 0), (0.05, 1), (0.1, 0), (0.1, 1)]
     by_setting = {(c.varied["optimizer.lr"], c.trial_seed): c.id for c in got.cells}
