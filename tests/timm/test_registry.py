@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from geobench.contract.plugins import load_registry
 
-DATASETS = {"cifar10", "cifar100", "image_folder", "digits", "gaussian_mixture",
-            "orbit_manifold", "student_teacher"}
+DATASETS = {"cifar10", "cifar100", "image_folder", "digits", "fashion_mnist", "mnist",
+            "gaussian_mixture", "orbit_manifold", "student_teacher"}
 AUGMENTATIONS = {"simclr", "byol", "none", "orbit_action", "gaussian_noise"}
 BACKBONES = {"timm", "resnet_tiny", "vit_tiny_cpu", "mlp", "homogeneous_vgg16"}
 
