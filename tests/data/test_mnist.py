@@ -119,6 +119,9 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path: Path) -> None:
     (tmp_path / "d" / FILES[1]).write_bytes(idx_bytes(np.zeros(3, dtype=np.uint8)))
     with pytest.raises(DataNotFound, match="40 images but 3 labels"):
         data({"name": "mnist", "root": str(tmp_path / "d")})
+    (tmp_path / "d" / FILES[1]).write_bytes(idx_bytes(np.full(40, 10, dtype=np.uint8)))
+    with pytest.raises(DataNotFound, match=r"labels beside it run 10..10, not 0..9"):
+        data({"name": "mnist", "root": str(tmp_path / "d")})
 
 
 FASHION = Path("/usr/share/datasets/fashion-mnist")
