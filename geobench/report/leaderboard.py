@@ -178,10 +178,12 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, csv_na
     statuses = Counter(values.status(c) for c in cells)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     seeds = sorted({c.trial_seed for c in cells})
+    profile = "".join(sorted({f" --profile {c.profile}" for c in cells if c.profile != "smoke"}))
     lines = [
         suite.description.strip(),
         "",
-        f"- generated: {dt.date.today().isoformat()} by `geobench leaderboard {loaded.path}`",
+        f"- generated: {dt.date.today().isoformat()} by "
+        f"`geobench leaderboard {loaded.path}{profile}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
         f"- code: {', '.join(shas) or 'n/a'}; torch "
         f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "

@@ -119,6 +119,12 @@ def test_beside_sets_two_profiles_verdicts_side_by_side(tmp_path, capsys):
                               f"{NOT_IN_PROFILE} / {NOT_IN_PROFILE}", ""]
     assert main(args + ["--json"]) == 2
     assert "--beside prints one table" in capsys.readouterr().err
+    # a profile's leaderboard says how to make it again
+    for profile, flag in (("narrow", " --profile narrow"), ("smoke", "")):
+        out = tmp_path / f"{profile}.md"
+        assert main(["leaderboard", str(tmp_path / "f.yaml"), "--profile", profile, "--store",
+                     str(tmp_path / "db.sqlite"), "--out", str(out)]) == 0
+        assert f"by `geobench leaderboard {tmp_path / 'f.yaml'}{flag}`" in out.read_text()
 
 
 def test_a_list_value_may_be_one_value_of_its_key(tmp_path, capsys):
