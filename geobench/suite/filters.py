@@ -25,7 +25,15 @@ from geobench.records import SINGLE_ARM, Cell
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import get_dotted
 from geobench.suite.schema import Claim
-from geobench.suite.where import EXTRA_KEYS, config_keys, decidable, selects, values_taken
+from geobench.suite.where import (
+    EXTRA_KEYS,
+    config_keys,
+    decidable,
+    key_sides,
+    selected_cells,
+    selects,
+    values_taken,
+)
 
 SHOWN = 12
 """Most values an error lists."""
@@ -127,6 +135,7 @@ def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]],
                                   f"{listing(values(compare.key))}")
     for i, claim in enumerate(loaded.suite.claims):
         _check_decidable(loaded, i, claim, cells)
+        _check_one_cell_a_side(loaded, i, claim, cells)
 
 
 def _check_arms(loaded: LoadedSuite, loc: Loc, what: str, value: Any) -> None:
@@ -176,6 +185,30 @@ def _check_decidable(loaded: LoadedSuite, index: int, claim: Claim,
                       for j in range(len(parts)))
     raise loaded.fail(("claims", index), f"claim {claim.id!r}: no profile can test every part "
                                          f"({where})")
+
+
+def _check_one_cell_a_side(loaded: LoadedSuite, index: int, claim: Claim,
+                           cells: dict[str, list[Cell]]) -> None:
+    """A ``compare: {key}`` part pairs one cell with one: its ``where`` may not select two
+    cells of one side that differ only in keys zipped with ``key``."""
+    for j, part in enumerate(claim.parts):
+        compare = part.compare
+        if compare is None or compare.key is None:
+            continue
+        for profile, cs in cells.items():
+            chosen = [c for c, _ in selected_cells(part, cs).values()]
+            for sides in key_sides(loaded.suite, chosen, compare.key, compare.a, compare.b):
+                for side, group in sides.items():
+                    if len(group) < 2:
+                        continue
+                    differ = sorted({k for c in group for k, v in c.varied.items()
+                                     if v != group[0].varied.get(k)})
+                    loc: Loc = ("claims", index) + (("also", j - 1) if j else ()) + ("where",)
+                    raise loaded.fail(loc, f"claim {claim.id!r}: {compare.key} = "
+                                      f"{show(getattr(compare, side))} selects {len(group)} "
+                                      f"cells of one trial seed in profile {profile!r}, "
+                                      f"differing in {', '.join(differ)}; narrow its 'where' "
+                                      "to the one to compare")
 
 
 def _pairs_text(where: dict[str, Any]) -> str:

@@ -59,12 +59,12 @@ def selected_cells(claim: Claim, cells: list[Cell]) -> dict[str, tuple[Cell, lis
     return chosen
 
 
-def key_pairs(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
-              ) -> list[tuple[Cell | None, Cell | None]]:
-    """Cells with ``key == a`` matched to cells with ``key == b`` of the same trial seed and
-    the same values of every grid key that does not go with ``key`` (None: no partner)."""
+def key_sides(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
+              ) -> list[dict[str, list[Cell]]]:
+    """Per trial seed and values of every grid key that does not go with ``key``: the cells
+    with ``key == a`` (under ``"a"``) and with ``key == b`` (under ``"b"``)."""
     drop = _going_with(suite, cells[0].profile if cells else "smoke", key)
-    sides: dict[Any, dict[Any, Cell]] = {}
+    sides: dict[Any, dict[str, list[Cell]]] = {}
     for cell in cells:
         value = config_value(cell, key)
         side = "a" if value == a else "b" if value == b else None
@@ -72,8 +72,17 @@ def key_pairs(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
             continue
         ident = repr(sorted((k, repr(v)) for k, v in cell.varied.items()
                             if k not in drop and not _related(k, key)))
-        sides.setdefault(ident, {})[side] = cell
-    return [(pair.get("a"), pair.get("b")) for pair in sides.values()]
+        sides.setdefault(ident, {}).setdefault(side, []).append(cell)
+    return list(sides.values())
+
+
+def key_pairs(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
+              ) -> list[tuple[Cell | None, Cell | None]]:
+    """Cells with ``key == a`` matched to cells with ``key == b`` of the same trial seed and
+    the same values of every grid key that does not go with ``key`` (None: no partner).  A
+    side holds one cell: validation refuses a claim whose ``where`` selects more."""
+    return [(s["a"][0] if "a" in s else None, s["b"][0] if "b" in s else None)
+            for s in key_sides(suite, cells, key, a, b)]
 
 
 def _related(grid_key: str, key: str) -> bool:

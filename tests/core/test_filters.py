@@ -7,14 +7,16 @@ import csv
 import io
 import json
 
+import pytest
+
 from geobench.cli import main
 from geobench.contract.plugins import registry
 from geobench.report.claims import NOT_IN_PROFILE, evaluate
 from geobench.report.claims_report import summary_line
 from geobench.report.values import StoredValues
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
-from geobench.suite.where import config_keys, config_value, values_taken
+from geobench.suite import SuiteError, expand, load_suite
+from geobench.suite.where import config_keys, config_value, key_pairs, values_taken
 from geobench.train.engine import CellResult
 from tests.core.suite_text import CLAIMS_BASE
 
@@ -186,6 +188,33 @@ def test_an_exclude_reads_inside_a_varied_component(tmp_path):
     cells = expand(_write(tmp_path, text), registry())
     assert sorted({(c.arms["main"]["optimizer"]["lr"], c.arms["main"]["train"]["steps"])
                    for c in cells}) == [(0.05, 10), (0.05, 30), (0.2, 30)]
+
+
+def test_a_compare_side_that_selects_two_cells_of_a_seed_is_refused(tmp_path):
+    """A value repeated inside the compared key's zip group would pair one cell of the two
+    with the other side (before: whichever came last)."""
+    text = "name: filters\n" + CLAIMS_BASE + """\
+  metrics: [{name: nccc}]
+zip:
+  - tags.point: [low, reference, high, wide]
+    optimizer.lr: [0.05, 0.2, 0.2, 0.2]
+    data.batch_size: [32, 32, 32, 16]
+seeds: 4
+claims:
+  - {id: rises, statement: a, metric: nccc.accuracy, expect: "a > b",
+     compare: {key: optimizer.lr, a: 0.2, b: 0.05}}
+"""
+    with pytest.raises(SuiteError, match=r"claims\[0\]\.where: claim 'rises': optimizer.lr = "
+                       r"0.2 selects 3 cells of one trial seed in profile 'smoke', differing "
+                       r"in data.batch_size, tags.point; narrow its 'where' to the one to compare"):
+        expand(_write(tmp_path, text), registry())
+    narrowed = text.replace('compare:', 'where: {tags.point: [low, reference]}, compare:')
+    loaded = _write(tmp_path, narrowed)
+    cells = expand(loaded, registry())
+    chosen = [c for c in cells if c.varied["tags.point"] in ("low", "reference")]
+    pairs = key_pairs(loaded.suite, chosen, "optimizer.lr", 0.2, 0.05)
+    assert sorted((a.varied["tags.point"], b.varied["tags.point"], a.trial_seed == b.trial_seed)
+                  for a, b in pairs) == [("reference", "low", True)] * 4
 
 
 def test_only_keeps_some_values_of_an_axis_and_the_cells_keep_their_ids(tmp_path, capsys):
