@@ -399,6 +399,10 @@ def cmd_claims(args) -> int:
         print("geobench claims: --beside prints one table; leave out --units and --json",
               file=sys.stderr)
         return 2
+    if args.beside == args.profile:
+        print(f"geobench claims: --beside {args.beside} is the profile shown; name another "
+              "profile", file=sys.stderr)
+        return 2
     loaded, cells = _cells(args)
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)

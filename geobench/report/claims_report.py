@@ -136,11 +136,12 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
 
 def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
     """One row per claim: its effect [95% CI] and verdict (Holm's after a slash) in each of
-    two profiles, and ``changed`` where both test it and the raw verdicts differ."""
+    two profiles, and ``changed`` where both decide it (neither is insufficient nor lacks
+    its cells) and the raw verdicts differ."""
     (left, a), (right, b) = by_profile.items()
     rows = []
     for u, v in zip(a, b, strict=True):
-        tested = NOT_IN_PROFILE not in (u.verdict, v.verdict)
+        tested = not {u.verdict, v.verdict} & {NOT_IN_PROFILE, "insufficient"}
         rows.append([f"`{u.claim.id}`" + ("†" if u.claim.posthoc else ""),
                      format_effect(u), _verdicts(u), format_effect(v), _verdicts(v),
                      "changed" if tested and u.verdict != v.verdict else ""])

