@@ -190,12 +190,17 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
 
 
 def _cells(args):
+    loaded = load_suite(args.suite)
+    return loaded, _expand(args, loaded, args.profile)
+
+
+def _expand(args, loaded, profile: str) -> list:
+    """``profile``'s cells under the command's ``--set``, ``--only`` and ``--cell-limit``."""
     from geobench.contract.plugins import registry
     from geobench.suite import expand
 
-    loaded = load_suite(args.suite)
-    return loaded, expand(loaded, registry(), args.profile, _overrides(args.set),
-                          _cell_limit(args), _only(args.only))
+    return expand(loaded, registry(), profile, _overrides(args.set), _cell_limit(args),
+                  _only(args.only))
 
 
 def _cell_limit(args) -> int:
@@ -407,8 +412,7 @@ def cmd_claims(args) -> int:
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
-    profiles = [cells] + ([_cells(argparse.Namespace(**{**vars(args), "profile": args.beside}))[1]]
-                          if args.beside else [])
+    profiles = [cells] + ([_expand(args, loaded, args.beside)] if args.beside else [])
     store = Store(args.store, read_only=True)
     try:
         verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry())
