@@ -153,6 +153,19 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
     lst.add_argument("--json", action="store_true")
     show = sub.add_parser("show", help="the expanded cells of a suite")
     _suite_args(show, store=False)
+    pre = sub.add_parser("preflight", help="run every design point of a profile for a few "
+                                           "steps (nothing is stored)")
+    _suite_args(pre, store=False)
+    pre.add_argument("--steps", type=_count, default=2, help="steps per design point (2)")
+    pre.add_argument("--batch", type=_count, help="cap data.batch_size at this")
+    pre.add_argument("--samples", type=_count, help="cap data.n_train and data.n_test at this")
+    pre.add_argument("--device", choices=["auto", "cpu", "cuda"], help="replace train.device")
+    pre.add_argument("--data", action="append", default=[], metavar="KEY=VALUE",
+                     help="dataset param set where the dataset takes it, e.g. "
+                          "verify_md5=false; repeatable")
+    pre.add_argument("--metric", action="append", default=[], metavar="KEY=VALUE",
+                     help="metric param set where a metric takes it, e.g. max_iter=8; "
+                          "repeatable")
     val = sub.add_parser("validate", help="check a suite without running it")
     _suite_args(val, store=False)
     res = sub.add_parser("results", help="stored results of a suite's cells")
@@ -199,7 +212,7 @@ def _expand(args, loaded, profile: str) -> list:
     from geobench.contract.plugins import registry
     from geobench.suite import expand
 
-    return expand(loaded, registry(), profile, _overrides(args.set), _cell_limit(args),
+    return expand(loaded, registry(), profile, _overrides("--set", args.set), _cell_limit(args),
                   _only(args.only))
 
 
@@ -214,8 +227,8 @@ def _cell_limit(args) -> int:
     return args.cell_limit
 
 
-def _overrides(pairs: list[str]) -> dict[str, Any]:
-    return {key: values[-1] for key, values in _pairs("--set", pairs).items()}
+def _overrides(flag: str, pairs: list[str]) -> dict[str, Any]:
+    return {key: values[-1] for key, values in _pairs(flag, pairs).items()}
 
 
 def _only(pairs: list[str]) -> dict[str, list[Any]]:
@@ -268,7 +281,7 @@ def cmd_run(args) -> int:
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
     options = RunOptions(
-        profile=args.profile, store=args.store, overrides=_overrides(args.set),
+        profile=args.profile, store=args.store, overrides=_overrides("--set", args.set),
         only=_only(args.only),
         executor=args.executor, executor_options=executor_options, rerun=args.rerun,
         max_cells=args.max_cells, cell_limit=_cell_limit(args),
@@ -325,11 +338,29 @@ def cmd_show(args) -> int:
           f"{', '.join(cells[0].arms) if cells else '-'}")
     rows = [[c.id] + [c.varied.get(k, "") for k in varied] for c in cells]
     print(tabulate(rows, headers=["cell"] + varied, tablefmt="github"))
-    if args.profile != "smoke":
-        from geobench.run.estimate import gpu_hours
+    from geobench.run.estimate import cost_lines
 
-        print(gpu_hours(cells))
+    print("\n".join(cost_lines(cells)))
     return 0
+
+
+def cmd_preflight(args) -> int:
+    from geobench.contract.plugins import registry
+    from geobench.run.preflight import HEADERS, Shortening, design_points, preflight
+
+    _, cells = _cells(args)
+    data, metrics = (_overrides(flag, pairs) for flag, pairs in (("--data", args.data),
+                                                                  ("--metric", args.metric)))
+    how = Shortening(args.steps, args.batch, args.samples, args.device, data, metrics)
+    print(f"{args.suite} [{args.profile}]: {len(design_points(cells))} design points of "
+          f"{len(cells)} cells, {args.steps} steps each", flush=True)
+    runs = preflight(cells, registry(), how, lambda run: print(
+        f"  {run.result.status.value}: {run.label()}", flush=True))
+    print(tabulate([run.row() for run in runs], headers=HEADERS, tablefmt="github"))
+    failed = [run for run in runs if run.result.status != Status.COMPLETE]
+    for run in failed:
+        print(f"{run.label()}: {run.result.error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_validate(args) -> int:
@@ -482,7 +513,8 @@ def cmd_new_plugin(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "validate": cmd_validate,
+COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "preflight": cmd_preflight,
+            "validate": cmd_validate,
             "results": cmd_results, "leaderboard": cmd_leaderboard, "claims": cmd_claims,
             "collect": cmd_collect, "plugins": cmd_plugins, "new-plugin": cmd_new_plugin}
 

@@ -107,6 +107,24 @@ class Cell:
 
 
 @dataclass
+class Timing:
+    """Where a cell's wall time went (seconds; not stored, so never part of its results):
+    building data, augmentation and arms (``start``), the training loop with its metrics
+    (``loop``, over ``steps`` steps of every arm) and each metric by its id (``metric``,
+    over ``calls`` calls, one per arm or arm pair)."""
+
+    start: float = 0.0
+    loop: float = 0.0
+    steps: int = 0
+    metric: dict[str, float] = field(default_factory=dict)
+    calls: dict[str, int] = field(default_factory=dict)
+
+    def add_metric(self, name: str, seconds: float) -> None:
+        self.metric[name] = self.metric.get(name, 0.0) + seconds
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+
+@dataclass
 class CellResult:
     """What running a cell produced: its status, the series ``(arm, series, step, value)``
     and the last value of each series under its result key (``finals``)."""
@@ -121,6 +139,7 @@ class CellResult:
     finished: float = 0.0
     device: str = "cpu"
     batch_digest: str = ""
+    timing: Timing = field(default_factory=Timing, compare=False)
 
 
 def finals_of(series: list[tuple[str, str, int, float]]) -> dict[str, float]:

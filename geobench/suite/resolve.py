@@ -105,6 +105,18 @@ def _resolve_arm(
     return resolved, versions, ArmSpec(train=run.train, replicate=run.replicate, **typed)
 
 
+def resolve_record(registry: Registry, record: dict[str, Any], where: str
+                   ) -> tuple[dict[str, Any], ArmSpec]:
+    """An arm's record edited after expansion (a shortened preflight run), validated again:
+    the resolved record and its typed spec; a bad value raises a one-line ``SuiteError``
+    naming ``where`` and the key."""
+    def fail(path: Loc, message: str) -> SuiteError:
+        return SuiteError(f"{where}: {'.'.join(map(str, path))}: {message}")
+
+    resolved, _, spec = _resolve_arm(registry, record, fail)
+    return resolved, spec
+
+
 def _component(registry: Registry, kind: str, name: str, given: dict[str, Any], path: Loc,
                fail: Any, versions: dict[str, str], within: tuple[str, ...] = ()) -> BaseModel:
     """The params of component ``name`` of ``kind`` validated by its model, with the specs of

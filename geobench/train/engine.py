@@ -232,7 +232,7 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
 
 def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellResult,
            logs: CellLogs | None) -> None:
-    trial = cell.trial_seed
+    trial, began = cell.trial_seed, time.perf_counter()
     if list(cell.specs) != list(cell.arms):
         raise ValueError(f"cell {cell.id} has no typed spec for each arm: build cells with "
                          "geobench.suite.expand")
@@ -248,6 +248,26 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
     total = total_steps(spec.train, data)
     runs = [_ArmRun(name, cell.arms[name], arm_spec, reg, trial, device, data, total)
             for name, arm_spec in cell.specs.items()]
+    result.timing.start = time.perf_counter() - began
+    began = time.perf_counter()
+    try:
+        _loop(cell, spec, runs, data, augment, total, reg, progress, result, logs)
+    finally:
+        _synchronize(device)
+        result.timing.loop = time.perf_counter() - began
+
+
+def _synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work, so that a clock reading covers it."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _loop(cell: Cell, spec: ArmSpec, runs: list[_ArmRun], data: Data, augment: Augmentation,
+          total: int, reg: Registry, progress: Progress | None, result: CellResult,
+          logs: CellLogs | None) -> None:
+    """The lockstep training loop: views, metrics when due, every arm's step, the guard."""
+    trial = cell.trial_seed
     _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
     channels_last = spec.train.channels_last
@@ -275,6 +295,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
         _run_metrics(loop, step, inputs)
         if step == total:
             break
+        result.timing.steps = step + 1
         losses = []
         for r in runs:
             with train_rngs[r.replicate].active() if r.replicate else nullcontext():
@@ -389,14 +410,19 @@ def _run_metrics(loop: _Loop, step: int, inputs: Inputs) -> None:
             modes = [(m, m.training) for m in (arm_run.arm, reference.arm)]
             for module, _ in modes:
                 module.eval()
+            device = next(arm_run.arm.parameters()).device
+            _synchronize(device)
+            began = time.perf_counter()
             try:
                 with global_rng(seed):
                     values = metric(ctx)
             finally:
                 for module, was in modes:
                     module.train(was)
+            values = {fld: float(value) for fld, value in values.items()}
+            _synchronize(device)
+            loop.result.timing.add_metric(mid, time.perf_counter() - began)
             for fld, value in values.items():
-                value = float(value)
                 hist.setdefault(fld, []).append((step, value))
                 loop.result.series.append((label, f"{mid}.{fld}", step, value))
 

@@ -15,6 +15,7 @@ from geobench.api import BuildContext, Data, DataParams
 from geobench_data import DataNotFound
 from geobench_data.common import from_splits, seeded
 
+ANNOTATIONS = "val_annotations.txt"  # Tiny-ImageNet's labels of its flat val/images folder
 
 def resize(x: Tensor, size: int) -> Tensor:
     """Bilinear resize of (N, C, H, W) to (N, C, size, size), antialiased when shrinking."""
@@ -36,7 +37,9 @@ def stratified_split(y: Tensor, test_fraction: float, generator: torch.Generator
 
 class ImageFolderParams(DataParams):
     root: str = Field(..., description="ImageFolder root: class sub-folders, or train/ and "
-                      "test/ (or val/) folders that each hold class sub-folders")
+                      "test/ (or val/) folders that each hold class sub-folders; a val/ "
+                      "folder may instead be Tiny-ImageNet's (images/ and "
+                      "val_annotations.txt)")
     size: int = Field(32, ge=1, description="images are resized to size x size")
     channels: Literal[1, 3] = Field(3, description="1: grayscale, 3: RGB")
     test_fraction: float = Field(
@@ -58,6 +61,29 @@ def _read_folder(path: Path, params: ImageFolderParams) -> tuple[Tensor, Tensor,
     return x, torch.tensor(folder.targets, dtype=torch.int64), folder.classes
 
 
+def _read_annotated(path: Path, classes: list[str], params: ImageFolderParams
+                    ) -> tuple[Tensor, Tensor, list[str]]:
+    """Tiny-ImageNet's validation split: a flat ``images/`` folder whose classes are given
+    by ``val_annotations.txt`` (file name, class folder name, then a bounding box)."""
+    mode = "L" if params.channels == 1 else "RGB"
+    index = {name: k for k, name in enumerate(classes)}
+    from torchvision.transforms.v2.functional import pil_to_tensor
+
+    images, labels = [], []
+    table = path / ANNOTATIONS
+    for n, line in enumerate(table.read_text().splitlines(), 1):
+        fields = line.split("\t")
+        if len(fields) < 2 or fields[1] not in index:
+            raise DataNotFound(f"image_folder: {table} line {n}: expected a file name and one "
+                               f"of the {len(classes)} training class folders, tab-separated")
+        img = pil_to_tensor(_open(str(path / "images" / fields[0]), mode)).float() / 255.0
+        images.append(resize(img[None], params.size)[0])
+        labels.append(index[fields[1]])
+    x = torch.stack(images) if images else torch.zeros(0, params.channels, params.size,
+                                                       params.size)
+    return x, torch.tensor(labels, dtype=torch.int64), classes
+
+
 def _open(path: str, mode: str) -> Image.Image:
     with open(path, "rb") as f:
         return Image.open(f).convert(mode)
@@ -72,7 +98,9 @@ def build_image_folder(params: ImageFolderParams, ctx: BuildContext) -> Data:
     test_dir = next((root / n for n in ("test", "val") if (root / n).is_dir()), None)
     if (root / "train").is_dir() and test_dir is not None:
         train_x, train_y, classes = _read_folder(root / "train", params)
-        test_x, test_y, test_classes = _read_folder(test_dir, params)
+        test_x, test_y, test_classes = (
+            _read_annotated(test_dir, classes, params) if (test_dir / ANNOTATIONS).is_file()
+            else _read_folder(test_dir, params))
         if test_classes != classes:
             raise ValueError(f"image_folder: {root / 'train'} and {test_dir} have different "
                              "class folders")

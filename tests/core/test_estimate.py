@@ -1,18 +1,24 @@
+"""Cost estimates: the evaluation count against the engine's schedule and scaling between
+batch sizes (tests/suites/test_cost_estimate.py prices shipped suites)."""
+
 import json
 
-from geobench.contract.plugins import registry
+import pytest
+
 from geobench.run import estimate
-from geobench.suite import expand, load_suite
-from tests.core.suite_text import small_suite
+from geobench.train.engine import Schedule
 
 
-def test_gpu_hours_from_measured_throughput(tmp_path, monkeypatch):
-    (tmp_path / "s.yaml").write_text(small_suite(steps=900, lrs=(0.1,)))
-    cells = expand(load_suite(tmp_path / "s.yaml"), registry())
-    assert [estimate.images(c) for c in cells] == [900 * 32 * 2] * 2
-    monkeypatch.setattr(estimate, "THROUGHPUT", tmp_path)
-    assert estimate.gpu_hours(cells).startswith("GPU-hours: not estimated")
-    (tmp_path / "train_throughput_cuda.json").write_text(json.dumps(
-        {"name": "GPU", "images_per_s": {"plain": 8.0, "engine": 16.0}}))
-    hours = 2 * 900 * 32 * 2 / 16.0 / 3600
-    assert estimate.gpu_hours(cells).startswith(f"GPU-hours: about {hours:.1f} at 16 img/s")
+@pytest.mark.parametrize("every,total", [(None, 7), (1, 5), (4, 100), (64, 1600), (6, 25),
+                                         (500, 200)])
+def test_evaluations_count_the_schedule(every, total):
+    assert estimate.evaluations(every, total) == sum(
+        step in Schedule(every, total) for step in range(total + 1))
+
+
+def test_step_scales_from_the_nearest_batch(tmp_path):
+    path = tmp_path / "calibration_cpu.json"
+    path.write_text(json.dumps({"step_s": {"k": {"64": 0.2, "256": 1.0}}}))
+    cal = estimate.Calibration.read(path)
+    assert cal.step("k", 256) == 1.0 and cal.step("k", 128) == pytest.approx(0.4)
+    assert cal.step("k", 512) == pytest.approx(2.0) and cal.step("other", 64) is None

@@ -1,0 +1,80 @@
+"""Calibrate ``geobench show``'s cost estimates on this machine: run design points of the
+given suites' profile for a few steps and record, per cost key (backbone and input;
+``geobench.run.estimate.cost_key``), the seconds of one arm's step at each batch
+size met, each metric's seconds per evaluation and arm, and a cell's start-up. The figures
+are merged into ``benchmarks/results/calibration_<device>.json`` with the machine, torch
+version, date and command; a design point runs only when it prices something not yet
+measured in this run.
+
+    python benchmarks/calibrate.py suites/collapse.yaml [...] [--profile smoke] \
+        [--device cpu] [--steps 20] [--batch N] [--samples N] [--data KEY=VALUE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+from pathlib import Path
+
+import torch
+
+from geobench.contract.plugins import registry
+from geobench.records import Status
+from geobench.run.calibrate import calibrate, merge
+from geobench.run.estimate import RESULTS, calibration_path
+from geobench.run.preflight import Shortening
+from geobench.suite import expand, load_suite
+from geobench.suite.yamlio import parse_yaml
+
+DATASET_SIZES = {"cifar10": 50000, "cifar100": 50000, "fashion_mnist": 60000, "mnist": 60000}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("suites", nargs="+")
+    ap.add_argument("--profile", default="smoke")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--batch", type=int, help="cap data.batch_size (calibrates that batch)")
+    ap.add_argument("--samples", type=int, help="cap data.n_train and data.n_test")
+    ap.add_argument("--data", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    torch.set_num_threads(1)  # as a pool worker runs: one torch thread per cell
+    data = {}
+    for pair in args.data:
+        key, _, value = pair.partition("=")
+        data[key] = parse_yaml(value, f"--data {key}")[0]
+    how = Shortening(args.steps, args.batch, args.samples, args.device, data)
+    reg, done, new = registry(), set(), {}
+
+    def report(cell, result) -> None:
+        if result.status != Status.COMPLETE:
+            print(f"{cell.suite}: {cell.label()}: {result.status.value}: {result.error}",
+                  file=sys.stderr)
+        else:
+            print(f"{cell.suite}: {cell.label(24)}: {result.timing.loop:.2f} s loop, "
+                  f"{result.timing.start:.2f} s start-up", flush=True)
+
+    for suite in args.suites:
+        cells = expand(load_suite(suite), reg, args.profile)
+        merge(new, calibrate(cells, reg, how, report, done))
+    path = calibration_path(args.device, args.out)
+    doc = json.loads(path.read_text()) if path.exists() else {}
+    merge(doc, new)
+    doc.update(machine=f"{platform.node() or '?'}: {platform.processor() or platform.machine()}"
+               f", 1 torch thread" if args.device == "cpu" else torch.cuda.get_device_name(),
+               torch=torch.__version__, measured=datetime.date.today().isoformat(),
+               command="python benchmarks/calibrate.py " + " ".join(sys.argv[1:]),
+               dataset_sizes={**DATASET_SIZES, **doc.get("dataset_sizes", {})})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
