@@ -45,7 +45,27 @@ def test_image_suites_have_a_mid_profile_on_real_images_testing_their_claims(nam
     verdicts = evaluate(loaded, cells, StoredValues(Store(tmp_path / "s.sqlite"), cells),
                         registry())
     absent = {v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE}
-    assert absent == {c.id for c in loaded.suite.claims} & BEYOND_MID
+    ids = {c.id for c in loaded.suite.claims}
+    assert absent == ids & BEYOND_MID | {i for i in ids if i.endswith("_full")}
+
+
+@pytest.mark.parametrize("name", ["alignment", "collapse"])
+def test_full_scale_claims_are_the_full_profiles_own(name, tmp_path):
+    """A claim restated for the full profile (``_full``) selects full cells and no smoke
+    cell, so it leaves the smoke verdicts as they were."""
+    from geobench.report.claims import NOT_IN_PROFILE, evaluate
+    from geobench.report.values import StoredValues
+    from geobench.run.store import Store
+
+    loaded = load_suite(Path(SUITES[0]).parent / f"{name}.yaml")
+    full = {c.id for c in loaded.suite.claims if c.id.endswith("_full")}
+    assert full
+    for profile, present in (("full", True), ("smoke", False)):
+        cells = expand(loaded, registry(), profile)
+        verdicts = evaluate(loaded, cells, StoredValues(Store(tmp_path / f"{profile}.sqlite"),
+                                                        cells), registry())
+        absent = {v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE}
+        assert (full & absent) == (set() if present else full), profile
 
 
 PAPERS = Path(__file__).resolve().parents[2] / "docs" / "papers.md"
