@@ -151,13 +151,21 @@ class _Embed(nn.Module):
         return self.arm.embed(x)
 
 
-def pruned(params: dict[str, Tensor], fraction: float) -> dict[str, Tensor]:
+def magnitude_order(params: dict[str, Tensor]) -> Tensor:
+    """Positions of all entries over the tensors (flattened in order), smallest |θ| first,
+    ties broken by position: what ``pruned`` removes from the front."""
+    return torch.cat([p.reshape(-1) for p in params.values()]).abs().argsort(stable=True)
+
+
+def pruned(params: dict[str, Tensor], fraction: float, order: Tensor | None = None
+           ) -> dict[str, Tensor]:
     """Global magnitude pruning: the ⌊fraction·N⌋ entries of smallest |θ| over all
-    tensors set to zero (ties broken by position)."""
-    flat = torch.cat([p.reshape(-1) for p in params.values()])
-    k = int(math.floor(fraction * flat.numel()))
-    keep = torch.ones_like(flat, dtype=torch.bool)
-    keep[flat.abs().argsort(stable=True)[:k]] = False
+    tensors set to zero (ties broken by position); ``order`` is ``magnitude_order(params)``
+    when already computed (one sort serves every fraction)."""
+    order = magnitude_order(params) if order is None else order
+    k = int(math.floor(fraction * order.numel()))
+    keep = torch.ones(order.numel(), dtype=torch.bool, device=order.device)
+    keep[order[:k]] = False
     masks = keep.split([p.numel() for p in params.values()])
     return {n: p * m.view_as(p) for (n, p), m in zip(params.items(), masks, strict=True)}
 
@@ -175,9 +183,9 @@ class PruningCurve(Metric):
         model = _Embed(ctx.arm)
         device = device_of(ctx.arm)
         x, y = ctx.data.test_x, ctx.data.test_y.to(device)
-        out = {}
+        out, order = {}, magnitude_order(params)
         for fraction in self.params.fractions:
-            values = pruned(params, fraction)
+            values = pruned(params, fraction, order)
             preds = torch.cat([
                 predictions(functional_call(model, values, (x[i : i + 1024].to(device),)))
                 for i in range(0, len(x), 1024)

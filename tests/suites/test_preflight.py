@@ -1,0 +1,49 @@
+"""Every shipped profile builds and runs: each distinct design point of every profile (one
+trial seed) for 2 steps on the CPU, on random files written in the real formats (CIFAR
+pickles, Fashion-MNIST / MNIST IDX, Tiny-ImageNet's layout), with every metric evaluated at
+least once. Batches, splits and the metrics' sample counts and iteration caps are cut down
+so that the full profiles' ResNet/ViT/VGG points fit the slow run; the models, data
+formats, schedules' shapes and metric code paths are the profiles' own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from geobench_data.fakes import write_cifar, write_mnist, write_tiny_imagenet
+
+from geobench.contract.plugins import registry
+from geobench.records import Status
+from geobench.run.preflight import Shortening, preflight
+from geobench.suite import expand, load_suite
+
+SUITES = sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml"))
+CUT = Shortening(steps=2, batch=2, samples=16, device="cpu", data={"verify_md5": False},
+                 metrics={"every": None, "samples": 8, "max_iter": 8, "slq_steps": 8, "probes": 1,
+                          "max_train": 16, "max_samples": 16})
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("data")
+    write_cifar(root, n_train=1600, n_test=1600)  # 16 images of each CIFAR-100 class
+    for name in ("fashion-mnist", "mnist"):
+        write_mnist(root / name, n_train=1000, n_test=1000)
+    write_tiny_imagenet(root / "data" / "tiny-imagenet-200", per_class=2, val_per_class=1)
+    return root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("suite", SUITES, ids=[p.stem for p in SUITES])
+def test_every_design_point_of_every_profile_runs(suite, data_root, monkeypatch):
+    monkeypatch.setenv("GEOBENCH_DATA", str(data_root))
+    monkeypatch.chdir(data_root)  # a profile's relative root: data/tiny-imagenet-200
+    loaded, reg = load_suite(suite), registry()
+    for profile in dict.fromkeys(["smoke", *loaded.suite.profiles]):
+        runs = preflight(expand(loaded, reg, profile), reg, CUT)
+        failed = [f"{profile}: {run.label()}: {run.result.error}" for run in runs
+                  if run.result.status != Status.COMPLETE]
+        assert not failed, "\n".join(failed)
+        for run in runs:
+            declared = {m["id"] for record in run.cell.arms.values() for m in record["metrics"]}
+            assert declared <= set(run.result.timing.calls), (profile, run.label())
