@@ -60,7 +60,11 @@ def main() -> int:
                   f"{result.timing.start:.2f} s start-up", flush=True)
 
     for suite in args.suites:
-        cells = expand(load_suite(suite), reg, args.profile)
+        loaded = load_suite(suite)
+        if args.profile != "smoke" and args.profile not in loaded.suite.profiles:
+            print(f"{suite}: no profile {args.profile!r}, skipped")
+            continue
+        cells = expand(loaded, reg, args.profile)
         merge(new, calibrate(cells, reg, how, report, done))
     path = calibration_path(args.device, args.out)
     doc = json.loads(path.read_text()) if path.exists() else {}
