@@ -2,8 +2,8 @@
 current device, for each combination of the run options ``precision`` (fp32, bf16),
 ``channels_last`` and ``compile``, against a plain torch loop (fp32, eager) measured in
 the same run. Prints images/s and the ratio to the plain loop, and writes the figures to
-``benchmarks/results/train_throughput_<device>.json`` (``geobench show --profile full``
-estimates GPU-hours from the cuda file).
+``benchmarks/results/train_throughput_<device>.json`` (the cost estimates of ``geobench
+show`` read ``calibration_<device>.json``, which ``benchmarks/calibrate.py`` writes).
 
     python benchmarks/train_throughput.py [--batch 256] [--steps 20] [--no-compile]
 """
