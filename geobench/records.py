@@ -119,6 +119,10 @@ class Timing:
     metric: dict[str, float] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
 
+    def step_seconds(self) -> float | None:
+        """Seconds per lockstep step of the loop without its metrics (None: no step)."""
+        return (self.loop - sum(self.metric.values())) / self.steps if self.steps else None
+
     def add_metric(self, name: str, seconds: float) -> None:
         self.metric[name] = self.metric.get(name, 0.0) + seconds
         self.calls[name] = self.calls.get(name, 0) + 1

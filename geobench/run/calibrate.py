@@ -29,14 +29,13 @@ def measured(cell: Cell, timing: Timing) -> dict[str, dict[str, Any]]:
     arms = len(cell.arms)
     first = next(iter(cell.arms.values()))
     key, batch = cost_key(first), str(first["data"]["batch_size"])
-    loop = timing.loop - sum(timing.metric.values())
     specs = {m["id"]: m for record in cell.arms.values() for m in record["metrics"]}
     metric_s: dict[str, dict[str, float]] = {}
     for mid, seconds in timing.metric.items():
         spec = specs[mid]
         metric_s.setdefault(spec["name"], {})[key] = seconds / (
             evaluations(spec.get("every"), timing.steps) * arms)
-    return {"step_s": {key: {batch: loop / (timing.steps * arms)}}, "metric_s": metric_s,
+    return {"step_s": {key: {batch: timing.step_seconds() / arms}}, "metric_s": metric_s,
             "start_s": {key: timing.start}}
 
 

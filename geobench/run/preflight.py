@@ -92,9 +92,8 @@ class PointRun:
     def row(self) -> list[Any]:
         """Design point, status, steps, start-up s, s per step, metric share of the loop."""
         t = self.result.timing
-        metric = sum(t.metric.values())
-        per_step = (t.loop - metric) / t.steps if t.steps else None
-        share = metric / t.loop if t.loop else None
+        per_step = t.step_seconds()
+        share = sum(t.metric.values()) / t.loop if t.loop else None
         return [self.label(), self.result.status.value, t.steps, round(t.start, 2),
                 None if per_step is None else round(per_step, 3),
                 None if share is None else f"{share:.0%}"]
