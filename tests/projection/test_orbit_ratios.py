@@ -65,6 +65,7 @@ def test_shrinking_orbits_about_their_centroids():
     assert math.isclose(out["scale_ratio"], tb / th, rel_tol=1e-12)
     assert math.isclose(out["backbone_class_sep"], a**2 / r**2, rel_tol=1e-12)
     assert math.isclose(out["head_class_sep"], a**2 / (s * r) ** 2, rel_tol=1e-12)
+    assert math.isclose(out["class_sep_ratio"], 1 / s**2, rel_tol=1e-12)
 
 
 @pytest.mark.parametrize("normalize", [False, True])

@@ -28,16 +28,33 @@ backbone_aug_accuracy - head_aug_accuracy (> 0: the head discards the augmentati
   It reads "where on its orbit is the sample" -- the augmentation variable.
 - ``auto``: ``action`` when the data has such an orbit structure, ``rotation`` for square
   images, ``none`` otherwise (augmentation fields NaN).
+
+Untrained-head baseline.  Any head, even a random one, can lose read-out accuracy; the
+guillotine effect is the *training's* doing only where the trained head loses more than an
+untrained one on the same backbone features.  The untrained head is a copy of the arm's head
+with fresh weights (every submodule's ``reset_parameters``, torch's default initialisation,
+seeded by the metric's own stream), its BatchNorm statistics recomputed on the probe's
+training features (one pass in training mode, cumulative averages), evaluated on the CPU.
+``gap_over_untrained`` = gap - untrained_gap = untrained_head_accuracy - head_accuracy (> 0:
+the trained head discards more class information than an untrained one); the same for the
+augmentation probe.
+
+Selectivity.  Each probe's loss through the head relative to the backbone, as the share of
+the backbone's accuracy above chance that the head loses: ``class_loss`` = gap /
+(backbone_accuracy - 1/num_classes), ``aug_loss`` = aug_gap / (backbone_aug_accuracy - 1/4);
+``selectivity`` = aug_loss - class_loss (> 0: the head discards the augmentation variable
+more than the class).  A backbone at or below chance on a probe gives NaN.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Literal
 
 import torch
 from pydantic import Field
-from torch import Tensor
+from torch import Tensor, nn
 
 from geobench.api import Data, FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
@@ -119,6 +136,40 @@ def augmented_features(ctx: MetricContext, kind: str, split: str,
     return torch.cat(zs), torch.cat(hs), torch.cat(ys)
 
 
+def untrained_head(head: nn.Module, seed: int, z: Tensor) -> nn.Module:
+    """A CPU copy of ``head`` with fresh weights (``reset_parameters`` of every submodule,
+    under ``torch.manual_seed(seed)``), BatchNorm statistics recomputed on ``z`` (one pass,
+    cumulative averages), in evaluation mode.  Raises if a module holding parameters cannot
+    be reset."""
+    fresh = copy.deepcopy(head).cpu()
+    stuck = [type(m).__name__ for m in fresh.modules()
+             if any(True for _ in m.parameters(recurse=False))
+             and not hasattr(m, "reset_parameters")]
+    if stuck:
+        raise ValueError(f"guillotine: cannot re-initialise the head's {stuck[0]} (it has "
+                         "parameters and no reset_parameters)")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for m in fresh.modules():
+            if hasattr(m, "reset_parameters"):
+                m.reset_parameters()
+    norms = [m for m in fresh.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: one pass gives the batch's statistics
+    if norms:
+        with torch.no_grad():
+            fresh.train()(z)
+    return fresh.eval()
+
+
+def loss_share(backbone: float, head: float, chance: float) -> float:
+    """The share of the backbone's accuracy above ``chance`` that the head loses, NaN at or
+    below chance."""
+    above = backbone - chance
+    return (backbone - head) / above if above > 0 else math.nan
+
+
 class Guillotine(Metric):
     """Backbone and head read-out accuracies (class and augmentation) and their gaps."""
 
@@ -131,26 +182,45 @@ class Guillotine(Metric):
             return knn_accuracy(xtr, ytr, xte, yte, k=self.params.k)
         return nccc_accuracy(xtr, ytr, xte, yte)
 
-    def augmentation_accuracies(self, ctx: MetricContext, n: int) -> tuple[float, float]:
-        """(backbone, head) held-out accuracy of the augmentation probe, NaN with none."""
+    def accuracies(self, ztr: Tensor, htr: Tensor, ytr: Tensor, zte: Tensor, hte: Tensor,
+                   yte: Tensor, untrained: nn.Module) -> tuple[float, float, float]:
+        """Held-out probe accuracy on backbone features, trained-head and untrained-head
+        outputs."""
+        with torch.no_grad():
+            utr, ute = untrained(ztr), untrained(zte)
+        return (self.score(ztr, ytr, zte, yte), self.score(htr, ytr, hte, yte),
+                self.score(utr.flatten(1), ytr, ute.flatten(1), yte))
+
+    def augmentation_accuracies(self, ctx: MetricContext, n: int, seed: int
+                                ) -> tuple[float, float, float]:
+        """The augmentation probe's ``accuracies``, NaN with none."""
         kind = resolve_augmentation(self.params.augmentation, ctx.data)
         if kind == "none":
-            return math.nan, math.nan
+            return math.nan, math.nan, math.nan
         ztr, htr, ytr = augmented_features(ctx, kind, "train", n)
         zte, hte, yte = augmented_features(ctx, kind, "test", None)
-        return self.score(ztr, ytr, zte, yte), self.score(htr, ytr, hte, yte)
+        return self.accuracies(ztr, htr, ytr, zte, hte, yte,
+                               untrained_head(ctx.arm.head, seed, ztr))
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         n = min(self.params.max_train, len(ctx.data.train_x))
         ztr, htr = (t.cpu() for t in features(ctx.arm, ctx.data.train_x[:n]))
         zte, hte = (t.cpu() for t in features(ctx.arm, ctx.data.test_x))
         ytr, yte = ctx.data.train_y[:n].cpu(), ctx.data.test_y.cpu()
-        back = self.score(ztr, ytr, zte, yte)
-        head = self.score(htr, ytr, hte, yte)
-        back_aug, head_aug = self.augmentation_accuracies(ctx, n)
+        back, head, untr = self.accuracies(ztr, htr, ytr, zte, hte, yte,
+                                           untrained_head(ctx.arm.head, ctx.seed, ztr))
+        back_aug, head_aug, untr_aug = self.augmentation_accuracies(ctx, n, ctx.seed)
+        class_loss = loss_share(back, head, 1 / ctx.data.num_classes)
+        aug_loss = loss_share(back_aug, head_aug, 1 / AUG_STEPS)
         return {"backbone_accuracy": back, "head_accuracy": head, "gap": back - head,
+                "untrained_head_accuracy": untr, "untrained_gap": back - untr,
+                "gap_over_untrained": untr - head,
                 "backbone_aug_accuracy": back_aug, "head_aug_accuracy": head_aug,
-                "aug_gap": back_aug - head_aug}
+                "aug_gap": back_aug - head_aug, "untrained_head_aug_accuracy": untr_aug,
+                "untrained_aug_gap": back_aug - untr_aug,
+                "aug_gap_over_untrained": untr_aug - head_aug,
+                "class_loss": class_loss, "aug_loss": aug_loss,
+                "selectivity": aug_loss - class_loss}
 
 
 GUILLOTINE_FIELDS = {
@@ -168,6 +238,27 @@ GUILLOTINE_FIELDS = {
         "chance 0.25) on head outputs (NaN: no augmentation probe)", "fraction"),
     "aug_gap": FieldDoc("backbone minus head augmentation-probe accuracy (> 0: the head "
                         "discards the augmentation variable)", "fraction"),
+    "untrained_head_accuracy": FieldDoc(
+        "held-out accuracy of the probe on an untrained head's outputs (the head's "
+        "architecture, fresh weights, on the same backbone features)", "fraction"),
+    "untrained_gap": FieldDoc("backbone minus untrained-head probe accuracy", "fraction"),
+    "gap_over_untrained": FieldDoc(
+        "gap minus untrained_gap = untrained-head minus trained-head probe accuracy (> 0: the "
+        "trained head discards more class information than an untrained one)", "fraction"),
+    "untrained_head_aug_accuracy": FieldDoc(
+        "held-out accuracy of the augmentation probe on an untrained head's outputs (NaN: "
+        "no augmentation probe)", "fraction"),
+    "untrained_aug_gap": FieldDoc("backbone minus untrained-head augmentation-probe accuracy",
+                                  "fraction"),
+    "aug_gap_over_untrained": FieldDoc(
+        "aug_gap minus untrained_aug_gap (> 0: the trained head discards more of the "
+        "augmentation variable than an untrained one)", "fraction"),
+    "class_loss": FieldDoc("gap / (backbone_accuracy - 1/num_classes): the share of the "
+                           "backbone's above-chance class accuracy the head loses", "fraction"),
+    "aug_loss": FieldDoc("aug_gap / (backbone_aug_accuracy - 1/4): the share of the backbone's "
+                         "above-chance augmentation accuracy the head loses", "fraction"),
+    "selectivity": FieldDoc("aug_loss minus class_loss (> 0: the head discards the "
+                            "augmentation variable more than the class)", "fraction"),
 }
 
 

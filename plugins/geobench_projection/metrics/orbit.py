@@ -17,6 +17,7 @@ code does):
   so raw_ratio = normalised_ratio * scale_ratio exactly (b: backbone, h: head).
   class separation     S = B / Wc, B = (1/NK) sum_ik ||mu_y(ik) - pbar||^2,
                        Wc = (1/NK) sum_ik ||p_ik - mu_y(ik)||^2  (mu_c the class means)
+  class_sep_ratio      S_h / S_b  (>= 1: the head keeps classes at least as far apart)
 
 Spreads are variances (mean squared distances), not standard deviations: a head that only
 rescales, h = c z, gives raw_ratio = 1/c^2, normalised_ratio = 1, scale_ratio = 1/c^2.  The
@@ -95,12 +96,13 @@ def orbit_statistics(z: Tensor, h: Tensor, labels: Tensor,
     wh, th = orbit_spread(h)
     rb, rh = _quotient(wb, tb), _quotient(wh, th)
     y = labels.repeat_interleave(z.shape[1])
+    sb, sh = class_separation(z.flatten(0, 1), y), class_separation(h.flatten(0, 1), y)
     return {"backbone_orbit_ratio": rb, "head_orbit_ratio": rh,
             "raw_ratio": _quotient(wb, wh),
             "normalised_ratio": _quotient(rb, rh),
             "scale_ratio": _quotient(tb, th),
-            "backbone_class_sep": class_separation(z.flatten(0, 1), y),
-            "head_class_sep": class_separation(h.flatten(0, 1), y)}
+            "backbone_class_sep": sb, "head_class_sep": sh,
+            "class_sep_ratio": _quotient(sh, sb)}
 
 
 class OrbitCompression(Metric):
@@ -141,4 +143,7 @@ ORBIT_COMPRESSION_FIELDS = {
                                    "of backbone representations"),
     "head_class_sep": FieldDoc("between-class over within-class mean squared distance of "
                                "head outputs"),
+    "class_sep_ratio": FieldDoc("head over backbone class separation (>= 1: the head keeps "
+                                "the classes at least as far apart, relative to their "
+                                "spread)"),
 }
