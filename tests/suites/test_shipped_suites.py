@@ -49,7 +49,7 @@ def test_image_suites_have_a_mid_profile_on_real_images_testing_their_claims(nam
     assert absent == ids & BEYOND_MID | {i for i in ids if i.endswith("_full")}
 
 
-@pytest.mark.parametrize("name", ["alignment", "collapse"])
+@pytest.mark.parametrize("name", ["alignment", "collapse", "orbit"])
 def test_full_scale_claims_are_the_full_profiles_own(name, tmp_path):
     """A claim restated for the full profile (``_full``) selects full cells and no smoke
     cell, so it leaves the smoke verdicts as they were."""
