@@ -1,8 +1,8 @@
 """Every shipped profile builds and runs: each distinct design point of every profile (one
 trial seed) for 2 steps on the CPU, on random files written in the real formats (CIFAR
 pickles, Fashion-MNIST / MNIST IDX, Tiny-ImageNet's layout), with every metric evaluated at
-least once. Batches (4 samples), splits and the metrics' sample counts and iteration caps are cut down
-so that the full profiles' ResNet/ViT/VGG points fit the slow run; the models, data
+least once. Batches (4 samples), splits and the metrics' sample counts and iteration caps are
+cut down so that the full profiles' ResNet/ViT/VGG points fit the slow run; the models, data
 formats, schedules' shapes and metric code paths are the profiles' own."""
 
 from __future__ import annotations
