@@ -180,8 +180,14 @@ def _check_component(loaded: LoadedSuite, registry: Registry, loc: Loc, kind: st
 
 
 def measured(cells: list[Cell]) -> dict[str, str]:
-    """Metric id -> metric name of what the cells measure (the first cell: all alike)."""
-    return {m["id"]: m["name"] for c in cells[:1] for a in c.arms.values() for m in a["metrics"]}
+    """Metric id -> metric name of what any of the cells measures (design points may measure
+    different metrics)."""
+    specs: dict[str, str] = {}
+    for c in cells:
+        for a in c.arms.values():
+            for m in a["metrics"]:
+                specs.setdefault(m["id"], m["name"])
+    return specs
 
 
 def check_result_key(loaded: LoadedSuite, registry: Registry, loc: Loc, key: str,

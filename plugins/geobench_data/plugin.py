@@ -44,6 +44,10 @@ def register_datasets(register) -> None:
              params=synthetic.StudentTeacherParams,
              gives={"input": "vector", "orbit": False, "classes": 2},
              doc="Gaussian inputs labelled by a random two-layer ReLU teacher, optional margin")
+    register("linear_teacher", synthetic.build_linear_teacher,
+             params=synthetic.LinearTeacherParams,
+             gives={"input": "vector", "orbit": False, "classes": 2},
+             doc="Gaussian inputs labelled by a sparse linear teacher (separable through 0)")
     register("orbit_manifold", orbit.build_orbit_manifold, params=orbit.OrbitManifoldParams,
              gives=lambda p: vectors(p, orbits=True),
              doc="latent classes embedded in R^D; augmentations are an exact torus action")

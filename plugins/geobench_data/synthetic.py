@@ -1,4 +1,5 @@
-"""Synthetic vector datasets: a Gaussian mixture and a student-teacher task.
+"""Synthetic vector datasets: a Gaussian mixture, a student-teacher task and a sparse linear
+teacher.
 
 Both are generated from generators seeded by ``ctx.seed`` (same seed, same tensors).
 ``n_train`` / ``n_test`` are the sizes generated; a class subset restricts which classes
@@ -7,6 +8,7 @@ the samples are drawn from (class geometry does not depend on the subset).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -73,18 +75,20 @@ class StudentTeacherParams(DataParams):
                           "margin (> 0 makes the data separable with that margin)")
 
 
-def _draw(teacher: Teacher, n: int, params: StudentTeacherParams, keep_labels: Tensor,
-          g: torch.Generator) -> tuple[Tensor, Tensor]:
+def _draw(teacher: Callable[[Tensor], Tensor], n: int, dim: int, margin: float,
+          keep_labels: Tensor, g: torch.Generator, name: str) -> tuple[Tensor, Tensor]:
+    """``n`` samples x ~ N(0, I_dim) with label 1[teacher(x) > 0] among ``keep_labels`` and
+    |teacher(x)| ≥ ``margin`` (rejection sampling)."""
     xs, ys, have, drawn = [], [], 0, 0
     while have < n:
         if drawn > 1000 * n + 100_000:
-            raise ValueError(f"student_teacher: fewer than 1 in 1000 samples pass margin "
-                             f"{params.margin}; lower the margin")
-        x = torch.randn(max(n, 1024), params.dim, generator=g)
+            raise ValueError(f"{name}: fewer than 1 in 1000 samples pass margin "
+                             f"{margin}; lower the margin")
+        x = torch.randn(max(n, 1024), dim, generator=g)
         drawn += len(x)
         out = teacher(x)
         y = (out > 0).long()
-        ok = (out.abs() >= params.margin) & torch.isin(y, keep_labels)
+        ok = (out.abs() >= margin) & torch.isin(y, keep_labels)
         xs.append(x[ok])
         ys.append(y[ok])
         have += int(ok.sum())
@@ -108,7 +112,40 @@ def build_student_teacher(params: StudentTeacherParams, ctx: BuildContext) -> Da
     teacher = Teacher(w / w.norm(dim=1, keepdim=True), a)
     splits = []
     for n in (params.n_train, params.n_test):
-        x, y = _draw(teacher, n, params, torch.as_tensor(picked), g)
+        x, y = _draw(teacher, n, params.dim, params.margin, torch.as_tensor(picked), g,
+                     "student_teacher")
         splits += [x, relabel(y, picked, 2)]
     return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
                     extras={"teacher": teacher})
+
+
+class LinearTeacherParams(DataParams):
+    n_train: int | None = Field(32, ge=1, description="training samples generated")
+    n_test: int | None = Field(1024, ge=1, description="held-out samples generated")
+    dim: int = Field(64, ge=1, description="input dimension D")
+    support: int = Field(4, ge=1, description="nonzero coordinates of the teacher (≤ dim)")
+    margin: float = Field(0.0, ge=0.0, description="keep only samples with |<w*, x>| >= margin")
+
+
+def build_linear_teacher(params: LinearTeacherParams, ctx: BuildContext) -> Data:
+    """x ~ N(0, I_D), label 1[<w*, x> > 0] (1 <-> y = +1): separable by a hyperplane
+    through the origin.  The unit teacher w* has ``support`` nonzero N(0, 1) coordinates
+    at positions drawn from the seed; ``extras["teacher"]`` is w*.  With fewer samples
+    than dimensions the L1, L2 and L3 max-margin directions differ (sparse against dense).
+    """
+    if params.support > params.dim:
+        raise ValueError(f"linear_teacher: support {params.support} exceeds dim "
+                         f"{params.dim}; use support <= dim")
+    picked = pick_classes(params.classes, 2, ctx.seed)
+    g = seeded(ctx.seed, "linear_teacher")
+    w = torch.zeros(params.dim)
+    w[torch.randperm(params.dim, generator=g)[: params.support]] = torch.randn(
+        params.support, generator=g)
+    w = w / w.norm()
+    splits = []
+    for n in (params.n_train, params.n_test):
+        x, y = _draw(lambda v: v @ w, n, params.dim, params.margin, torch.as_tensor(picked),
+                     g, "linear_teacher")
+        splits += [x, relabel(y, picked, 2)]
+    return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
+                    extras={"teacher": w})

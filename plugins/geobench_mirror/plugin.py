@@ -107,6 +107,11 @@ def register_metrics(register):
         PruningParams,
         Sparsity,
     )
+    from geobench_mirror.solver_direction import (
+        SOLVER_DIRECTION_FIELDS,
+        SolverDirection,
+        SolverDirectionParams,
+    )
 
     homogeneous = [has("homogeneous", "a homogeneous backbone (no bias, no norm; relu, "
                                       "leaky_relu or identity)"),
@@ -125,6 +130,8 @@ def register_metrics(register):
              doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS, needs=[TWO_ARMS])
     register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__,
              fields=KKT_RESIDUAL_FIELDS, needs=homogeneous)
+    register("max_margin_direction", _metric(SolverDirection), params=SolverDirectionParams,
+             doc=SolverDirection.__doc__, fields=SOLVER_DIRECTION_FIELDS, needs=homogeneous)
     register("active_neurons", _metric(ActiveNeurons), params=ActiveParams,
              doc=ActiveNeurons.__doc__, fields=ACTIVE_NEURONS_FIELDS, needs=layered)
     register("sparsity", _metric(Sparsity), params=MetricParams, doc=Sparsity.__doc__,

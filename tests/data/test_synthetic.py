@@ -68,3 +68,22 @@ def test_student_teacher_without_margin_is_gaussian() -> None:
 def test_student_teacher_single_neuron_margin_is_rejected() -> None:
     with pytest.raises(ValueError, match="teacher_width"):
         data({"name": "student_teacher", "teacher_width": 1, "margin": 0.1})
+
+
+def test_linear_teacher_labels_support_and_margin() -> None:
+    d = data({"name": "linear_teacher", "dim": 20, "support": 3, "margin": 0.2,
+              "n_train": 200, "n_test": 50})
+    w = d.extras["teacher"].numpy().astype(np.float64)
+    assert np.count_nonzero(w) == 3 and np.linalg.norm(w) == pytest.approx(1.0, rel=1e-6)
+    for x, y in ((d.train_x, d.train_y), (d.test_x, d.test_y)):
+        score = x.numpy().astype(np.float64) @ w
+        assert np.all(np.abs(score) >= 0.2 - 1e-6)
+        assert y.tolist() == (score > 0).astype(int).tolist()
+    assert 0 < d.train_y.sum() < 200
+    other = data({"name": "linear_teacher", "dim": 20, "support": 3}, seed=1)
+    assert not np.array_equal(other.extras["teacher"].numpy(), w)
+
+
+def test_linear_teacher_support_beyond_dim_is_rejected() -> None:
+    with pytest.raises(ValueError, match="support"):
+        data({"name": "linear_teacher", "dim": 4, "support": 5})

@@ -76,3 +76,26 @@ def test_drift_needs_an_evaluation_at_step_zero():
     arm, data = make_arm([4, 8, 1]), teacher_data()
     out = Balance(MetricParams())(context(arm, data, SPEC, step=50))
     assert np.isnan(out["drift"]) and np.isnan(out["rel_drift"]) and out["q_0"] > 0
+
+
+def test_path_sums_the_changes_of_the_difference():
+    """Evaluated along a run, ``path`` is Σ_t |Δ(ΔQ₀ − ΔQ₁)| over the evaluations (computed
+    here from the weights), at least the final drift, and it never decreases."""
+    arm, data = make_arm([4, 8, 1], seed=2), teacher_data(n=48, seed=2)
+    opt = MirrorDescent(arm.parameters(), lr=0.4, mirror_map=maps.hypentropy(LAM))
+    history: dict = {}
+    qs, paths = [], []
+    for step in range(0, 60, 5):
+        if step:
+            for _ in range(5):
+                opt.zero_grad()
+                arm.objective.loss(arm.embed(data.train_x), data.train_y).backward()
+                opt.step()
+        out = Balance(MetricParams())(context(arm, data, SPEC, step=step, history=history))
+        record(history, step, out)
+        qs.append(layer_potentials(arm))
+        paths.append(out["path"])
+    diff = np.array([q[0] - q[1] for q in qs])
+    assert paths[-1] == pytest.approx(np.abs(np.diff(diff)).sum(), rel=1e-9)
+    assert paths[0] == 0.0 and all(b >= a for a, b in zip(paths, paths[1:]))
+    assert paths[-1] >= out["drift"] - 1e-12
