@@ -10,11 +10,18 @@ For each claim the tested quantity ``d`` is, per pair of cells (paired form) or 
 - ``compare: {arm: [a, b]}``: ``value(arm a) - value(arm b)`` within each cell;
 - ``compare: {stat: [a, b]}``: ``stat a - stat b`` of the same series (``[last, first]``:
   its change over the run), per selected cell and arm;
-- one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``.
+- one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``;
+- ``trend: {key, x, fit}`` with ``"> c"`` / ``"< c"``: ``fit - c``, the least-squares slope
+  of the values (their log under ``scale: log``) against x = each cell's ``key`` (its log
+  with ``x: log``), or Spearman's ρ, over the cells of one trial seed that share every
+  other grid key (keys zipped with ``key`` go with it), of ``value(arm a) - value(arm b)``
+  with ``compare: {arm: [a, b]}``; cells without a usable value are left out of the fit
+  (named in the unit), and a fit needs 3 distinct x values.
 
-With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``);
-pairs with a non-positive value are excluded.  Every such unit is kept (``Verdict.units``)
-with the values that entered it, or the reason it was left out.  The unit of replication
+With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``;
+a trend fits the log values); pairs with a non-positive value are excluded.  Every such
+unit is kept (``Verdict.units``) with the values that entered it, or the reason it was left
+out.  The unit of replication
 is the trial seed: the ``d`` of one trial seed (several when other grid keys vary) are
 averaged, since cells of one trial seed share data, views and initial weights.  The effect
 is the mean over trial seeds; its 95% interval, over trial seeds, is Student-t (``ci: t``),
@@ -62,11 +69,18 @@ from geobench.report.stats import (
     holm,
     interval,
     t_p_values,
+    trend_fit,
 )
 from geobench.report.values import StoredValues, field_doc
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
-from geobench.suite.where import key_pairs, selected_cells
+from geobench.suite.where import (
+    MIN_TREND_POINTS,
+    config_value,
+    key_groups,
+    key_pairs,
+    selected_cells,
+)
 
 MIN_PAIRS = 3
 NOT_IN_PROFILE = "not in this profile"
@@ -137,7 +151,8 @@ class Verdict:
     def as_json(self) -> dict[str, Any]:
         c = self.claim
         out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
-               "expect": c.expect, "scale": c.scale, "margin": c.margin, "ci": self.ci,
+               "expect": c.expect, **_trend_json(c), "scale": c.scale,
+               "margin": c.margin, "ci": self.ci,
                "posthoc": c.posthoc, "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
                "excluded": self.excluded, "missing": self.missing, "p_holds": self.p_holds,
@@ -145,9 +160,14 @@ class Verdict:
                "verdict_holm": self.verdict_holm}
         if self.parts:
             keys = ("metric", "stat", "expect", "scale", "margin", "where")
-            out["parts"] = [{**{k: getattr(p.claim, k) for k in keys},
+            out["parts"] = [{**{k: getattr(p.claim, k) for k in keys}, **_trend_json(p.claim),
                              **{k: getattr(p, k) for k in PART_KEYS}} for p in self.parts]
         return out
+
+
+def _trend_json(claim: Claim) -> dict[str, Any]:
+    """``{"trend": {key, x, fit}}`` for a trend claim (part), else nothing."""
+    return {} if claim.trend is None else {"trend": claim.trend.model_dump()}
 
 
 class _Tally:
@@ -191,6 +211,45 @@ class _Tally:
             d = tx(a[0]) - tx(b[0])
         self.units.append(Unit(seed, cell.id if cell else "", _config(cell), arm or "", a[0],
                                b[0], d, cell_b.id if cell_b else "", _config(cell_b), why))
+
+    def _point(self, cell: Cell, arms: list[str | None]) -> tuple[float | None, str]:
+        """y of a trend at ``cell``: the arm's value, or the difference of two arms' (both
+        logged under ``scale: log``), or None and why not."""
+        tx = math.log if self.claim.scale == "log" else float
+        sides = [self.get(cell, arm) for arm in arms]
+        why = next((w for _, w in sides if w), "")
+        if why:
+            return None, why
+        ys = [tx(v) for v, _ in sides]
+        return (ys[0] - ys[1] if len(ys) == 2 else ys[0]), ""
+
+    def add_trend(self, cells: list[Cell], arm: str | None) -> None:
+        """A trend unit: the fit over ``cells`` (one trial seed, one group) minus c."""
+        trend, compare = self.claim.trend, self.claim.compare
+        arms = list(compare.arm) if compare is not None else [arm]
+        points, dropped = [], []
+        for cell in cells:
+            y, why = self._point(cell, arms)
+            x = float(config_value(cell, trend.key))
+            if y is None:
+                dropped.append(f"{trend.key}={x:g}: {why}")
+            else:
+                points.append((math.log(x) if trend.x == "log" else x, y))
+        why = next((d for d in dropped if "missing:" in d), "")
+        fit = math.nan
+        if not why and len({x for x, _ in points}) < MIN_TREND_POINTS:
+            why = f"fewer than {MIN_TREND_POINTS} values of {trend.key} with a value"
+        elif not why:
+            fit = trend_fit([x for x, _ in points], [y for _, y in points], trend.fit)
+            why = "" if math.isfinite(fit) else f"{trend.fit} undefined (constant values)"
+        c = self.claim.threshold
+        config = f"{trend.fit} over {trend.key} = " + ", ".join(
+            f"{config_value(cell, trend.key)}" for cell in cells)
+        if dropped and not why:
+            config += "; left out: " + "; ".join(dropped)
+        self.units.append(Unit(cells[0].trial_seed, cells[0].id, config,
+                               "-".join(a or "" for a in arms), None if why else fit, c,
+                               None if why else fit - c, cells[-1].id, "", why))
 
     def per_seed(self) -> dict[int, list[Unit]]:
         """The units that entered, by trial seed, in seed order."""
@@ -275,7 +334,13 @@ def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
     method = claim.interval(doc is not None and doc.binary)
     tally = _Tally(claim, values, method == "rate")
     compare = claim.compare
-    if compare is None:
+    if claim.trend is not None:
+        for group in key_groups(loaded.suite, [c for c, _ in chosen.values()], claim.trend.key):
+            arms = [x for x in chosen[group[0].id][1]
+                    if all(x in chosen[c.id][1] for c in group)]
+            for arm in arms[:1] if compare is not None else arms:
+                tally.add_trend(group, arm)
+    elif compare is None:
         threshold = (claim.threshold, "")
         for cell, arms in chosen.values():
             for arm in arms:

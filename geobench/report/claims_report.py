@@ -61,6 +61,10 @@ def part_text(part: Claim, claim: Claim) -> str:
     if compare is not None:
         a, b = (compare.a, compare.b) if compare.key else compare.arm or compare.stat
         text += f" (a={a}, b={b})" if compare.key is None else f" ({compare.key}: a={a}, b={b})"
+    if part.trend is not None:
+        x = part.trend.key if part.trend.x == "linear" else f"log {part.trend.key}"
+        y = "log y" if part.scale == "log" else "y"
+        text += f" ({part.trend.fit} of {y} on {x})"
     if part.margin:
         text += f" by {part.margin:g}"
     if part.where != claim.where:

@@ -14,12 +14,12 @@ COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#bf8700",
 
 def forest_points(v: Verdict) -> tuple[float | None, float | None, float | None, float, str]:
     """(effect, low, high, threshold, axis) on the axis a reader compares: the ratio on a log
-    axis for ``scale: log`` (threshold e^{±margin}), the rate for a rate claim (threshold
-    c ± margin), else the difference d (threshold ±margin)."""
+    axis for ``scale: log`` outside a trend (threshold e^{±margin}), the rate for a rate
+    claim (threshold c ± margin), else the difference d (threshold ±margin)."""
     c = v.claim
     edge = c.margin if c.expects_greater else -c.margin
     points = (v.effect, v.ci_low, v.ci_high)
-    if c.scale == "log":
+    if c.scale == "log" and c.trend is None:
         return (*(None if x is None else math.exp(x) for x in points), math.exp(edge), "log")
     if v.rate is not None:
         shift = c.threshold

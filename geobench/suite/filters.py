@@ -27,7 +27,9 @@ from geobench.suite.merge import get_dotted
 from geobench.suite.schema import Claim
 from geobench.suite.where import (
     EXTRA_KEYS,
+    MIN_TREND_POINTS,
     config_keys,
+    config_value,
     decidable,
     key_sides,
     selected_cells,
@@ -133,6 +135,9 @@ def check_filters(loaded: LoadedSuite, cells: dict[str, list[Cell]],
                 raise loaded.fail(loc + (side,), f"{what}: {side} = {show(value)} is not a "
                                   f"value of {compare.key!r} in any cell; it takes: "
                                   f"{listing(values(compare.key))}")
+    for loc, what, trend, part in _trends(loaded):
+        check_known(loaded, loc + ("key",), trend.key, known, what)
+        _check_trend_values(loaded, loc + ("key",), what, trend, part, every)
     for i, claim in enumerate(loaded.suite.claims):
         _check_decidable(loaded, i, claim, cells)
         _check_one_cell_a_side(loaded, i, claim, cells)
@@ -175,6 +180,10 @@ def _check_decidable(loaded: LoadedSuite, index: int, claim: Claim,
             continue
         loc: Loc = ("claims", index) + (("also", j - 1) if j else ())
         compare = part.compare
+        if part.trend is not None:
+            raise loaded.fail(loc + ("trend",), f"claim {claim.id!r}: no profile has "
+                              f"{MIN_TREND_POINTS} values of {part.trend.key} among the cells "
+                              "its 'where' selects, alike in every other grid key")
         if compare is not None and compare.key is not None:
             raise loaded.fail(loc + ("compare",), f"claim {claim.id!r}: no profile has a pair "
                               f"of cells its 'where' selects with {compare.key} = "
@@ -260,6 +269,28 @@ def _compares(loaded: LoadedSuite) -> list[tuple[Loc, str, Any]]:
         out += [(loc + ("compare",), f"claim {claim.id!r}", c.compare)
                 for loc, c in conditions if c.compare is not None and c.compare.key]
     return out
+
+
+def _trends(loaded: LoadedSuite) -> list[tuple[Loc, str, Any, Claim]]:
+    """Every claim part's ``trend``, with the part."""
+    return [(("claims", i) + (("also", j - 1) if j else ()) + ("trend",),
+             f"claim {claim.id!r}", part.trend, part)
+            for i, claim in enumerate(loaded.suite.claims)
+            for j, part in enumerate(claim.parts) if part.trend is not None]
+
+
+def _check_trend_values(loaded: LoadedSuite, loc: Loc, what: str, trend: Any, part: Claim,
+                        cells: list[Cell]) -> None:
+    """In every cell the part selects, the trend's key holds a number (positive for
+    ``x: log``)."""
+    for cell, _ in selected_cells(part, cells).values():
+        value = config_value(cell, trend.key)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or (trend.x == "log" and value <= 0):
+            need = "a positive number (x: log)" if trend.x == "log" else "a number"
+            raise loaded.fail(loc, f"{what}: the trend's x, {trend.key!r}, is {value!r} in a "
+                                   f"{cell.profile!r} cell its 'where' selects; it must be "
+                                   f"{need} in every selected cell")
 
 
 def _check_excludes(loaded: LoadedSuite, uses: dict[Loc, ExcludeUse], known: set[str]

@@ -136,6 +136,18 @@ class Compare(Strict):
         return self
 
 
+class Trend(Strict):
+    """The trend form: per trial seed (and values of every grid key that does not go with
+    ``key``), the fit of the metric (its log under ``scale: log``; with ``compare: {arm:
+    [a, b]}`` the difference of the two arms', or of their logs) against x, the cells' value
+    of ``key`` (its log with ``x: log``): the least-squares slope or Spearman's ρ."""
+
+    key: str = Field(description="the config key whose numeric value is x")
+    x: Literal["linear", "log"] = Field("linear", description="x as is, or its log")
+    fit: Literal["slope", "spearman"] = Field(
+        "slope", description="least-squares slope of y on x, or Spearman's rank correlation")
+
+
 class Condition(Strict):
     """What a claim tests about one metric: paired (``compare`` and ``'a < b'``) or one-sample
     (``'< c'``).  A claim is one; its ``also`` entries are more, tested on its cells."""
@@ -143,6 +155,8 @@ class Condition(Strict):
     metric: str = Field(description="<metric>.<field> or <arm>/<metric>.<field>")
     stat: Stat = "last"
     compare: Compare | None = None
+    trend: Trend | None = Field(None, description="test a fit across cells ('> c' or '< c' "
+                                "on the slope or Spearman's rho)")
     expect: str = Field(pattern=r"^\s*(a\s*[<>]\s*b|[<>]\s*[-+0-9.eE]+)\s*$",
                         description="'a < b' or 'a > b' (paired), '< c' or '> c' (one-sample)")
     scale: Literal["linear", "log"] = "linear"
@@ -156,13 +170,18 @@ class Condition(Strict):
         paired = "a" in self.expect
         if paired and self.compare is None:
             raise ValueError(f"expect {self.expect!r} compares a and b: give 'compare'")
-        if not paired and self.compare is not None:
+        if not paired and self.compare is not None and self.trend is None:
             raise ValueError(f"expect {self.expect!r} is one-sample: leave out 'compare' "
                              "or write 'a < b' / 'a > b'")
         if self.compare is not None and self.compare.stat is not None \
                 and "stat" in self.model_fields_set:
             raise ValueError("'compare: {stat: [a, b]}' names the reductions: leave out 'stat'")
-        if not paired and self.scale == "log" and self.threshold <= 0:
+        if self.trend is not None and (paired or (self.compare is not None
+                                                   and self.compare.arm is None)):
+            raise ValueError("a trend is one-sample: expect '> c' or '< c' of its slope or "
+                             "Spearman's rho (with 'compare: {arm: [a, b]}' at most: the "
+                             "trend of a − b)")
+        if not paired and self.scale == "log" and self.threshold <= 0 and self.trend is None:
             raise ValueError("scale: log needs a positive threshold c")
         return self
 
@@ -200,7 +219,7 @@ class Claim(Condition):
     @model_validator(mode="after")
     def _rate(self) -> Claim:
         if self.ci == "rate" and any(p.compare is not None or p.scale == "log"
-                                     for p in self.parts):
+                                     or p.trend is not None for p in self.parts):
             raise ValueError("ci: rate tests one-sample claims on 0/1 outcomes ('< c' or "
                              "'> c', scale linear) in every part")
         return self
@@ -211,7 +230,7 @@ class Claim(Condition):
         by a stat that keeps it 0 or 1 (not ``mean``), else ``t``."""
         if self.ci is not None:
             return self.ci
-        one_sample = self.compare is None and self.scale == "linear"
+        one_sample = self.compare is None and self.trend is None and self.scale == "linear"
         return "rate" if binary and one_sample and self.stat != "mean" else "t"
 
     @property

@@ -12,6 +12,8 @@ from geobench.suite.schema import Claim, Suite
 
 EXTRA_KEYS = ("arm", "trial_seed")
 """Row and filter keys that are not config keys."""
+MIN_TREND_POINTS = 3
+"""A trend is fitted over at least this many distinct x values."""
 
 
 def config_value(cell: Cell, key: str) -> Any:
@@ -63,17 +65,29 @@ def key_sides(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
               ) -> list[dict[str, list[Cell]]]:
     """Per trial seed and values of every grid key that does not go with ``key``: the cells
     with ``key == a`` (under ``"a"``) and with ``key == b`` (under ``"b"``)."""
+    sides = []
+    for group in key_groups(suite, cells, key):
+        split: dict[str, list[Cell]] = {}
+        for cell in group:
+            value = config_value(cell, key)
+            side = "a" if value == a else "b" if value == b else None
+            if side is not None:
+                split.setdefault(side, []).append(cell)
+        if split:
+            sides.append(split)
+    return sides
+
+
+def key_groups(suite: Suite, cells: list[Cell], key: str) -> list[list[Cell]]:
+    """``cells`` grouped by trial seed and the values of every grid key that does not go
+    with ``key`` (keys zipped with it change with it), in cell order."""
     drop = _going_with(suite, cells[0].profile if cells else "smoke", key)
-    sides: dict[Any, dict[str, list[Cell]]] = {}
+    groups: dict[str, list[Cell]] = {}
     for cell in cells:
-        value = config_value(cell, key)
-        side = "a" if value == a else "b" if value == b else None
-        if side is None:
-            continue
         ident = repr(sorted((k, repr(v)) for k, v in cell.varied.items()
                             if k not in drop and not _related(k, key)))
-        sides.setdefault(ident, {}).setdefault(side, []).append(cell)
-    return list(sides.values())
+        groups.setdefault(ident, []).append(cell)
+    return list(groups.values())
 
 
 def key_pairs(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
@@ -98,10 +112,14 @@ def _going_with(suite: Suite, profile: str, key: str) -> set[str]:
 
 def decidable(suite: Suite, part: Claim, cells: list[Cell]) -> bool:
     """``cells`` (one profile's) hold a unit of the claim part: a cell its ``where``
-    selects, or for ``compare: {key}`` a selected pair with an arm both sides were selected
-    with."""
+    selects, for ``compare: {key}`` a selected pair with an arm both sides were selected
+    with, for a trend a group of selected cells with ``MIN_TREND_POINTS`` values of its key."""
     chosen = selected_cells(part, cells)
     compare = part.compare
+    if part.trend is not None:
+        key = part.trend.key
+        return any(len({repr(config_value(c, key)) for c in group}) >= MIN_TREND_POINTS
+                   for group in key_groups(suite, [c for c, _ in chosen.values()], key))
     if compare is None or compare.key is None:
         return bool(chosen)
     for a, b in key_pairs(suite, [c for c, _ in chosen.values()], compare.key, compare.a,

@@ -85,6 +85,12 @@ def lower_bound(log_ratio: float) -> float:
     return -math.tanh(log_ratio / 2.0)
 
 
+def excess(measured: float, lower: float) -> float:
+    """``measured - lower`` where the corollary's lower bound is informative (> 0), else NaN:
+    a bound at or below 0 says nothing about an alignment that matters."""
+    return measured - lower if lower > 0 else _NAN
+
+
 def _log(x: float) -> float:
     return math.log(x) if x > 0 else -math.inf
 
@@ -118,7 +124,9 @@ class AlignmentBound(Metric):
     on the reference set, ``gap_batch`` the same on the batch, ``vacuous`` = 1 if D = inf or
     D >= 2 sqrt(n (n - 1)) else 0, ``tightness`` = gap / D (NaN if vacuous),
     ``tightness_batch`` = gap_batch / D (NaN if D = inf or D >= 2 sqrt(m (m - 1))),
-    ``log10_rho``, ``cka_lower``, ``cka``, ``log10_r``, ``rsa_lower``, ``rsa`` (measured).
+    ``log10_rho``, ``cka_lower``, ``cka``, ``log10_r``, ``rsa_lower``, ``rsa`` (measured),
+    ``cka_excess`` = cka − cka_lower and ``rsa_excess`` = rsa − rsa_lower where the lower
+    bound is informative (> 0; NaN elsewhere): ≥ 0 wherever the corollary holds.
     Everything that depends on D is NaN when tau is unknown.
     """
 
@@ -158,6 +166,10 @@ class AlignmentBound(Metric):
         log_r = log_d - _log(float(off.norm()))
         log_trivial = log_trivial_bound(n)
         ln10 = math.log(10.0)
+        cka_lower = _NAN if math.isnan(log_rho) else lower_bound(log_rho)
+        rsa_lower = _NAN if math.isnan(log_r) else lower_bound(log_r)
+        cka = linear_cka(_unit(za), _unit(zb))
+        rsa_value = rsa(za, zb, rdm="cosine", compare="pearson")
         return {
             "log10_bound": _finite(log_d / ln10),
             "gap": gap,
@@ -166,11 +178,13 @@ class AlignmentBound(Metric):
             "tightness": tightness(gap, log_d, log_trivial),
             "tightness_batch": tightness(batch_gap, log_d, log_trivial_bound(views.shape[0])),
             "log10_rho": _finite(log_rho / ln10),
-            "cka_lower": _NAN if math.isnan(log_rho) else lower_bound(log_rho),
-            "cka": linear_cka(_unit(za), _unit(zb)),
+            "cka_lower": cka_lower,
+            "cka": cka,
+            "cka_excess": excess(cka, cka_lower),
             "log10_r": _finite(log_r / ln10),
-            "rsa_lower": _NAN if math.isnan(log_r) else lower_bound(log_r),
-            "rsa": rsa(za, zb, rdm="cosine", compare="pearson"),
+            "rsa_lower": rsa_lower,
+            "rsa": rsa_value,
+            "rsa_excess": excess(rsa_value, rsa_lower),
         }
 
 
@@ -195,6 +209,10 @@ ALIGNMENT_BOUND_FIELDS = {
                         "similarities, RSA corollary's r_T"),
     "rsa_lower": FieldDoc("Theorem 1's lower bound (1 - r_T)/(1 + r_T) on the RSA"),
     "rsa": FieldDoc("measured Pearson RSA of the cosine RDMs"),
+    "cka_excess": FieldDoc("cka - cka_lower where cka_lower > 0, else NaN (>= 0: Corollary 1 "
+                           "holds where it says something)"),
+    "rsa_excess": FieldDoc("rsa - rsa_lower where rsa_lower > 0, else NaN (>= 0: Corollary 2 "
+                           "holds where it says something)"),
 }
 
 

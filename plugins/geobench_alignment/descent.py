@@ -33,7 +33,10 @@ the same batches, one per loss.  Beside the arm's proxy the metric runs a second
 the reference arm's objective (CL), from the same Sigma_0 and on this arm's batches:
 ``pair_gap`` = ||Sigma_proxy^arm - Sigma_proxy^ref||_F over all N x N training pairs, and
 ``pair_tightness`` = pair_gap / D with D the Theorem 1 bound after the steps taken (tau: this
-arm's objective; B, C, delta as ``alignment_bound``), NaN where D is infinite.  Proxies are
+arm's objective; B, C, delta as ``alignment_bound``), NaN where D is infinite; Corollary 1
+on the pair: ``pair_cka`` = the (biased, centred) kernel CKA of the two proxies,
+``pair_cka_lower`` = (1 − ρ)/(1 + ρ) with ρ = D / ‖H Σ_proxy^ref H‖_F and
+``pair_cka_excess`` = pair_cka − pair_cka_lower where that bound is > 0 (else NaN).  Proxies are
 not projected onto [-1, 1], so the ceiling 2 sqrt(N (N - 1)) of two cosine similarity
 matrices does not bound them and is not used.  Not reported where there is no pair: on the
 reference arm itself, for an arm with the same loss (CL'), for an arm or a reference without
@@ -67,7 +70,7 @@ from geobench.api import (
 )
 from geobench.geometry import similarity_matrix
 from geobench.geometry.similarity import kernel_cka
-from geobench_alignment.bound import log_theorem1_bound, tightness
+from geobench_alignment.bound import excess, log_theorem1_bound, lower_bound, tightness
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
@@ -164,6 +167,17 @@ def _cka(sigma: Tensor, ref: Tensor | None) -> float:
     return kernel_cka(sigma, ref.to(sigma.device))
 
 
+def _corollary(sigma: Tensor, reference: Tensor, log_d: float) -> dict[str, float]:
+    """Corollary 1 on the two proxies: their (biased) kernel CKA, its lower bound
+    (1 − ρ)/(1 + ρ) with ρ = D / ‖H Σ_ref H‖_F, and the excess over an informative bound."""
+    ref = reference.to(torch.float64)
+    centred = ref - ref.mean(0, keepdim=True) - ref.mean(1, keepdim=True) + ref.mean()
+    norm = float(torch.linalg.norm(centred))
+    lower = _NAN if math.isnan(log_d) or norm == 0 else lower_bound(log_d - math.log(norm))
+    cka = kernel_cka(sigma, reference, debiased=False)
+    return {"pair_cka": cka, "pair_cka_lower": lower, "pair_cka_excess": excess(cka, lower)}
+
+
 class SimilarityDescent(Metric):
     """Similarity-descent proxy vs the network's own similarity matrix (per arm)."""
 
@@ -251,6 +265,7 @@ class SimilarityDescent(Metric):
             log_d = log_theorem1_bound(ctx.lrs, ctx.arm.objective.tau, ctx.data.batch_size,
                                        ctx.data.num_classes, self.params.delta)
             out["pair_tightness"] = tightness(out["pair_gap"], log_d, math.inf)
+            out.update(_corollary(self.sigma, self.paired, log_d))
         return out
 
 
@@ -274,6 +289,12 @@ SIMILARITY_DESCENT_FIELDS = {
                          "one per loss (Theorem 1's own object)"),
     "pair_tightness": FieldDoc("pair_gap over Theorem 1's bound (<= 1: it holds); NaN where "
                                "the bound is infinite"),
+    "pair_cka": FieldDoc("kernel CKA (biased, centred) of the two proxies over all training "
+                         "pairs: Corollary 1's CKA on Theorem 1's own object"),
+    "pair_cka_lower": FieldDoc("Corollary 1's lower bound (1 - rho)/(1 + rho) on pair_cka, "
+                               "rho = D / ‖H Sigma_proxy^ref H‖_F"),
+    "pair_cka_excess": FieldDoc("pair_cka - pair_cka_lower where the bound is > 0, else NaN "
+                                "(>= 0: the corollary holds where it says something)"),
     "cka_reference": FieldDoc("debiased kernel CKA of Sigma_proxy and the reference (CL) arm's "
                               "network Sigma on the tracked samples (off-diagonal entries): "
                               "the proxy's alignment with CL"),

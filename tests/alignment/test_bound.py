@@ -100,6 +100,17 @@ def test_metric_reads_run_and_reports_bound_next_to_measured():
     assert out["cka"] == pytest.approx(linear_cka(za, zb))
     assert out["rsa"] == pytest.approx(rsa(za, zb, rdm="cosine"))
     assert -1 <= out["rsa_lower"] <= 1
+    assert out["cka_lower"] > 0.9  # a tiny bound: the corollary says CKA is near 1
+    assert out["cka_excess"] == pytest.approx(out["cka"] - (1 - rho) / (1 + rho))
+
+
+def test_excess_is_left_out_where_the_lower_bound_says_nothing():
+    data = blobs(classes=3, batch_size=16)
+    a = arm(NTXent(ContrastiveParams(tau=0.1)), seed=0)
+    b = arm(NSCL(NSCLParams(tau=0.1)), seed=1)
+    out = AlignmentBound(BoundParams())(context(data, b, reference=a, lrs=[1.0] * 50))
+    assert out["cka_lower"] <= 0 and out["rsa_lower"] <= 0  # an astronomical bound
+    assert math.isnan(out["cka_excess"]) and math.isnan(out["rsa_excess"])
 
 
 def test_tau_falls_back_to_reference_arm_and_nan_without_any():

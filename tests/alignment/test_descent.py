@@ -297,6 +297,16 @@ def test_pair_gap_is_the_distance_between_two_single_loss_proxies():
     bound = (math.exp(sum(lrs) / (2 * tau**2 * b)) * sum(lrs) / (tau * math.sqrt(b))
              * 2 * math.exp(2 / tau) * (1 / c + eps) / (1 - 1 / c - eps))
     assert out["pair_tightness"] == pytest.approx(expected / bound, rel=1e-10)
+    # Corollary 1 on the pair, from numpy: centred CKA and rho = D / ||H Sigma_CL H||_F
+    k, ref = paired.sigma.double().numpy(), alone.sigma.double().numpy()
+    h = np.eye(len(k)) - 1 / len(k)
+    hk, hr = h @ k @ h, h @ ref @ h
+    cka = (hk * hr).sum() / (np.linalg.norm(hk) * np.linalg.norm(hr))
+    rho = bound / np.linalg.norm(hr)
+    assert out["pair_cka"] == pytest.approx(cka, rel=1e-9)
+    assert out["pair_cka_lower"] == pytest.approx((1 - rho) / (1 + rho), rel=1e-9)
+    assert rho < 1  # an informative bound here
+    assert out["pair_cka_excess"] == pytest.approx(out["pair_cka"] - (1 - rho) / (1 + rho))
 
 
 def test_pair_fields_are_left_out_where_there_is_no_pair():
