@@ -67,3 +67,39 @@ def test_tiny_suite_runs_and_reports(tmp_path):
                      str(out)]) == 0
     assert out.stat().st_size > 0
     assert (tmp_path / "hist_pruning.png").stat().st_size > 0
+
+
+LINEAR = """\
+name: linear_tiny
+base:
+  data: {name: linear_teacher, dim: 12, support: 2, n_train: 8, n_test: 32, batch_size: 8,
+         reference_size: 4}
+  backbone: {name: mlp, depth: 1, width: 1, out_dim: 1, bias: false}
+  head: {name: identity}
+  objective: {name: logistic}
+  optimizer: {name: mirror_descent, lr: 1.0}
+  train: {steps: 300, device: cpu}
+  metrics:
+    - {name: max_margin_direction, every: 100}
+arms:
+  gd: {optimizer: {mirror_map: {name: euclidean}}}
+  hyp: {optimizer: {mirror_map: {name: hypentropy, lam: 0.01}}}
+"""
+
+
+def test_linear_classifier_is_measured_against_the_solvers(tmp_path):
+    """Through the engine: the cosines with the solver directions are recorded per arm, each
+    arm's own is the one of its horizon degree, and a separating direction has a margin
+    ratio in (0, 1]."""
+    suite = tmp_path / "linear_tiny.yaml"
+    suite.write_text(LINEAR)
+    store = tmp_path / "db.sqlite"
+    assert geobench(["run", str(suite), "--store", str(store), "--no-leaderboard",
+                     "--quiet"]) == 0
+    with sqlite3.connect(store) as con:
+        finals = dict(con.execute("SELECT key, value FROM finals").fetchall())
+    assert finals["gd/max_margin_direction.cos_own"] == finals["gd/max_margin_direction.cos_l2"]
+    assert finals["hyp/max_margin_direction.cos_own"] == \
+        finals["hyp/max_margin_direction.cos_l1"]
+    for arm in ("gd", "hyp"):
+        assert 0 < finals[f"{arm}/max_margin_direction.margin_ratio"] <= 1 + 1e-9
