@@ -71,7 +71,7 @@ from geobench.report.stats import (
     t_p_values,
     trend_fit,
 )
-from geobench.report.values import StoredValues, field_doc
+from geobench.report.values import StoredValues, declared
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
 from geobench.suite.where import (
@@ -330,7 +330,7 @@ def combined(verdicts: list[str]) -> str:
 def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
     chosen = selected_cells(claim, cells)
-    doc = field_doc(registry, cells[0], claim.metric) if cells else None
+    doc = declared(registry, cells, claim.metric)
     method = claim.interval(doc is not None and doc.binary)
     tally = _Tally(claim, values, method == "rate")
     compare = claim.compare

@@ -30,7 +30,7 @@ from geobench.report.claims_report import claims_section
 from geobench.report.markdown import md_cell
 from geobench.report.output import Content, check_writable, figure_bytes, write_files
 from geobench.report.tables import MISSING, Groups, aggregate
-from geobench.report.values import StoredValues, field_doc
+from geobench.report.values import StoredValues, declared
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
@@ -59,7 +59,7 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     rows = _row_keys(loaded, cells)
 
     def doc(metric: LeaderboardMetric) -> FieldDoc | None:
-        return field_doc(registry, cells[0], metric.key) if cells else None
+        return declared(registry, cells, metric.key)
 
     check_writable(out)
     files: dict[Path, Content] = {}

@@ -74,6 +74,12 @@ def _lookup_keys(cell: Cell, arm: str | None, key: str) -> list[str]:
     return [metric_key(arm, key), metric_key(cross_arm(ref, arm), key)]
 
 
+def declared(registry: Registry, cells: list[Cell], key: str) -> FieldDoc | None:
+    """The declared meaning of result ``key`` in the first of ``cells`` that measures it
+    (design points may measure different metrics)."""
+    return next((d for c in cells if (d := field_doc(registry, c, key)) is not None), None)
+
+
 def field_doc(registry: Registry, cell: Cell, key: str) -> FieldDoc | None:
     """The declared meaning of result ``key`` in ``cell`` (None: undeclared or unknown)."""
     parsed = parse_metric_key(key)

@@ -126,3 +126,23 @@ def test_a_column_that_names_nan_counts_and_shows_it(tmp_path):
     assert rows["0.2"][1] == "2.5 (n=1/2) vacuous 1/2"
     assert rows["0.3"][1] == "vacuous (n=2/2)"
     assert rows["0.3"][0] == "**0.5 ± 0 (n=2)**"  # a column without `nan` is unchanged
+
+
+def test_a_metric_of_some_design_points_keeps_its_declared_meaning(tmp_path):
+    """Columns and claims read a field's meaning from a cell that measures it, not from the
+    first cell (design points may measure different metrics)."""
+    from geobench.contract.plugins import registry
+    from geobench.report.values import declared, field_doc
+    from geobench.suite import expand, load_suite
+    from tests.core.suite_text import CLAIMS_BASE
+
+    text = "name: points\n" + CLAIMS_BASE + """\
+zip:
+  - tags.d: [a, b]
+    metrics: [[{name: nccc}], [{name: linear_probe}]]
+"""
+    (tmp_path / "p.yaml").write_text(text)
+    cells = expand(load_suite(tmp_path / "p.yaml"), registry())
+    assert field_doc(registry(), cells[0], "linear_probe.accuracy") is None
+    doc = declared(registry(), cells, "linear_probe.accuracy")
+    assert doc is not None and doc.direction == "higher"
