@@ -114,7 +114,8 @@ class Unit:
 
     @property
     def absent(self) -> bool:
-        """The unit's partner cell is not in the profile."""
+        """The unit's partner cell (or, for a trend, enough of its points) is not in the
+        profile."""
         return "absent:" in self.excluded
 
 
@@ -237,7 +238,9 @@ class _Tally:
                 points.append((math.log(x) if trend.x == "log" else x, y))
         why = next((d for d in dropped if "missing:" in d), "")
         fit = math.nan
-        if not why and len({x for x, _ in points}) < MIN_TREND_POINTS:
+        if len({repr(config_value(cell, trend.key)) for cell in cells}) < MIN_TREND_POINTS:
+            why = f"absent: fewer than {MIN_TREND_POINTS} values of {trend.key} in this profile"
+        elif not why and len({x for x, _ in points}) < MIN_TREND_POINTS:
             why = f"fewer than {MIN_TREND_POINTS} values of {trend.key} with a value"
         elif not why:
             fit = trend_fit([x for x, _ in points], [y for _, y in points], trend.fit)

@@ -144,3 +144,19 @@ def test_trend_of_the_difference_of_two_arms(tmp_path):
     got = evaluate(loaded, cells, StoredValues(store, cells), registry())[0]
     assert got.n == 4 and got.effect == pytest.approx(2.5)
     assert got.units[0].arm == "p-q"
+
+
+def test_a_profile_with_fewer_than_three_values_does_not_have_the_trend(tmp_path):
+    text = SUITE.replace("CLAIMS", """\
+  - {id: up, statement: a, metric: nccc.accuracy, trend: {key: optimizer.lr}, expect: "> 0"}
+profiles:
+  smoke: {}
+  small: {grid: {optimizer.lr: [0.01, 0.1], tags.x: [u]}}
+""")
+    (tmp_path / "t.yaml").write_text(text)
+    loaded = load_suite(tmp_path / "t.yaml")
+    cells = expand(loaded, registry(), "small")
+    got = evaluate(loaded, cells, StoredValues(Store(tmp_path / "db.sqlite"), cells),
+                   registry())[0]
+    assert got.verdict == "not in this profile"
+    assert all(u.absent for u in got.units) and len(got.units) == 4
