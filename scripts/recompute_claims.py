@@ -6,7 +6,8 @@
 prints one line per claim part (claim, part, interval, n, effect, interval, p-value,
 verdict), then one per claim (p-value, raw and Holm verdicts).  The rules, from
 docs/claims.md: the rows with an empty ``excluded`` enter; ``d`` is ``a − b`` (``log a −
-log b`` under ``scale: log``; ``b`` is the threshold c of a one-sample part); the trial
+log b`` under ``scale: log``, but never for a ``trend`` part, whose ``a`` is the fitted slope
+or rho; ``b`` is the threshold c of a one-sample part); the trial
 seed is the unit of replication (mean d per seed); ``ci`` says the interval: Student-t,
 percentile bootstrap (10,000 resamples by numpy's PCG64 seeded 0; the bounds are the lower
 and higher order statistics at 2.5% and 97.5%), or Clopper–Pearson on k = the sum of
@@ -40,6 +41,8 @@ def _seed_means(rows: list[dict], key: str) -> list[float]:
 
 def _d(row: dict) -> float:
     a, b = float(row["a"]), float(row["b"])
+    if row.get("trend"):  # a is the fitted slope or rho, b the threshold: never logged
+        return a - b
     return math.log(a) - math.log(b) if row["scale"] == "log" else a - b
 
 

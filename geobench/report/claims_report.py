@@ -20,8 +20,8 @@ TESTED_WIDTH = 80
 OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
 NO_CELL = "absent: no cell of this profile selected"
 UNIT_COLUMNS = ["claim", "posthoc", "part", "metric", "stat", "expect", "scale", "margin", "ci",
-                "trial_seed", "cell", "config", "cell_b", "config_b", "arm", "a", "b", "d",
-                "excluded"]
+                "trend", "trial_seed", "cell", "config", "cell_b", "config_b", "arm", "a", "b",
+                "d", "excluded"]
 
 
 EFFECT_FORMATS = {"rate": ("rate ", "", ".2g"), "log": ("", "×", ".3g"),
@@ -62,9 +62,7 @@ def part_text(part: Claim, claim: Claim) -> str:
         a, b = (compare.a, compare.b) if compare.key else compare.arm or compare.stat
         text += f" (a={a}, b={b})" if compare.key is None else f" ({compare.key}: a={a}, b={b})"
     if part.trend is not None:
-        x = part.trend.key if part.trend.x == "linear" else f"log {part.trend.key}"
-        y = "log y" if part.scale == "log" else "y"
-        text += f" ({part.trend.fit} of {y} on {x})"
+        text += f" ({trend_text(part)})"
     if part.margin:
         text += f" by {part.margin:g}"
     if part.where != claim.where:
@@ -181,7 +179,8 @@ def summary_line(verdicts: list[Verdict]) -> str:
 
 def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
     """Every unit of every part: the claim, whether it is post hoc (1) or pre-registered (0),
-    the part (1 = the main one), what the part tests, the unit's trial seed, cells (id and
+    the part (1 = the main one), what the part tests (with its trend fit, if any), the unit's
+    trial seed, cells (id and
     grid values) and arm, the values a, b (the threshold c of a one-sample part), d in the
     tested scale, and why a unit was left out; a part without units (no cell of the profile
     selected) gets one row that says so."""
@@ -190,12 +189,22 @@ def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
         for i, p in enumerate(v.parts or [v], 1):
             c = p.claim
             head = [v.claim.id, int(v.claim.posthoc is not None), i, c.metric, c.stat,
-                    c.expect.strip(), c.scale, c.margin, p.ci]
+                    c.expect.strip(), c.scale, c.margin, p.ci, trend_text(c)]
             rows += [head + [u.trial_seed, u.cell, u.config, u.cell_b, u.config_b, u.arm,
                              _repr(u.a), _repr(u.b), _repr(u.d), u.excluded] for u in p.units]
             if not p.units:
                 rows.append(head + [""] * 9 + [NO_CELL])
     return rows
+
+
+def trend_text(part: Claim) -> str:
+    """A trend part's fit, e.g. ``slope of log y on log data.classes`` (empty for other
+    forms): its units' ``a`` is the fitted slope or ρ and ``d`` = a − c, never logged."""
+    trend = part.trend
+    if trend is None:
+        return ""
+    y = "log y" if part.scale == "log" else "y"
+    return f"{trend.fit} of {y} on {'log ' if trend.x == 'log' else ''}{trend.key}"
 
 
 def _repr(x: float | None) -> str:

@@ -66,7 +66,8 @@ def test_published_claims_recompute_from_their_units(path, recompute_claims):
         assert int(row[4].split()[0].rstrip(",")) == r["n"], key  # "0, 10 excluded"
         # fewer than 3 trial seeds, or no cell in this profile: no interval to check
         if r["verdict"] not in ("insufficient", "not in this profile"):
-            assert row[3] == _effect_text(r, unit["scale"], threshold), key
+            scale = "linear" if unit.get("trend") else unit["scale"]  # a fitted slope
+            assert row[3] == _effect_text(r, scale, threshold), key
             assert row[5] == _p_text(r["p_value"]), key
     assert set(recomputed) == {k for k in table if k[1] > 0}
     for claim, r in recompute_claims.recompute_claims(str(path)).items():
