@@ -77,6 +77,7 @@ from geobench.suite.schema import Claim
 from geobench.suite.where import (
     MIN_TREND_POINTS,
     config_value,
+    distinct_values,
     key_groups,
     key_pairs,
     selected_cells,
@@ -238,7 +239,7 @@ class _Tally:
                 points.append((math.log(x) if trend.x == "log" else x, y))
         why = next((d for d in dropped if "missing:" in d), "")
         fit = math.nan
-        if len({repr(config_value(cell, trend.key)) for cell in cells}) < MIN_TREND_POINTS:
+        if distinct_values(cells, trend.key) < MIN_TREND_POINTS:
             why = f"absent: fewer than {MIN_TREND_POINTS} values of {trend.key} in this profile"
         elif not why and len({x for x, _ in points}) < MIN_TREND_POINTS:
             why = f"fewer than {MIN_TREND_POINTS} values of {trend.key} with a value"

@@ -78,6 +78,11 @@ def key_sides(suite: Suite, cells: list[Cell], key: str, a: Any, b: Any
     return sides
 
 
+def distinct_values(cells: list[Cell], key: str) -> int:
+    """How many different values ``key`` takes in ``cells``."""
+    return len({repr(config_value(c, key)) for c in cells})
+
+
 def key_groups(suite: Suite, cells: list[Cell], key: str) -> list[list[Cell]]:
     """``cells`` grouped by trial seed and the values of every grid key that does not go
     with ``key`` (keys zipped with it change with it), in cell order."""
@@ -118,7 +123,7 @@ def decidable(suite: Suite, part: Claim, cells: list[Cell]) -> bool:
     compare = part.compare
     if part.trend is not None:
         key = part.trend.key
-        return any(len({repr(config_value(c, key)) for c in group}) >= MIN_TREND_POINTS
+        return any(distinct_values(group, key) >= MIN_TREND_POINTS
                    for group in key_groups(suite, [c for c, _ in chosen.values()], key))
     if compare is None or compare.key is None:
         return bool(chosen)

@@ -85,6 +85,13 @@ def lower_bound(log_ratio: float) -> float:
     return -math.tanh(log_ratio / 2.0)
 
 
+def centred_norm(k: torch.Tensor) -> float:
+    """``‖H K H‖_F`` with ``H = I - 11ᵀ/n``, in K's dtype: the norm the CKA corollary divides
+    the bound by."""
+    return float(torch.linalg.norm(k - k.mean(0, keepdim=True) - k.mean(1, keepdim=True)
+                                   + k.mean()))
+
+
 def excess(measured: float, lower: float) -> float:
     """``measured - lower`` where the corollary's lower bound is informative (> 0), else NaN:
     a bound at or below 0 says nothing about an alignment that matters."""
@@ -155,14 +162,13 @@ class AlignmentBound(Metric):
             similarity_matrix(representations(ctx.arm, views, self.params.space)),
         )
         n = sa.shape[0]
-        centred = sa - sa.mean(0, keepdim=True) - sa.mean(1, keepdim=True) + sa.mean()
         off = sa[~torch.eye(n, dtype=torch.bool, device=sa.device)]
         off = off - off.mean()
         tau = self._tau(ctx)
         log_d = _NAN if tau is None else log_theorem1_bound(
             ctx.lrs, tau, ctx.data.batch_size, ctx.data.num_classes, self.params.delta
         )
-        log_rho = log_d - _log(float(torch.linalg.norm(centred)))
+        log_rho = log_d - _log(centred_norm(sa))
         log_r = log_d - _log(float(off.norm()))
         log_trivial = log_trivial_bound(n)
         ln10 = math.log(10.0)

@@ -70,7 +70,13 @@ from geobench.api import (
 )
 from geobench.geometry import similarity_matrix
 from geobench.geometry.similarity import kernel_cka
-from geobench_alignment.bound import excess, log_theorem1_bound, lower_bound, tightness
+from geobench_alignment.bound import (
+    centred_norm,
+    excess,
+    log_theorem1_bound,
+    lower_bound,
+    tightness,
+)
 from geobench_alignment.metrics import Space, representations
 from geobench_alignment.objectives import NSCL, NTXent, SupCon
 
@@ -170,9 +176,7 @@ def _cka(sigma: Tensor, ref: Tensor | None) -> float:
 def _corollary(sigma: Tensor, reference: Tensor, log_d: float) -> dict[str, float]:
     """Corollary 1 on the two proxies: their (biased) kernel CKA, its lower bound
     (1 − ρ)/(1 + ρ) with ρ = D / ‖H Σ_ref H‖_F, and the excess over an informative bound."""
-    ref = reference.to(torch.float64)
-    centred = ref - ref.mean(0, keepdim=True) - ref.mean(1, keepdim=True) + ref.mean()
-    norm = float(torch.linalg.norm(centred))
+    norm = centred_norm(reference.to(torch.float64))
     lower = _NAN if math.isnan(log_d) or norm == 0 else lower_bound(log_d - math.log(norm))
     cka = kernel_cka(sigma, reference, debiased=False)
     return {"pair_cka": cka, "pair_cka_lower": lower, "pair_cka_excess": excess(cka, lower)}

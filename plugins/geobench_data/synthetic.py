@@ -95,6 +95,19 @@ def _draw(teacher: Callable[[Tensor], Tensor], n: int, dim: int, margin: float,
     return torch.cat(xs)[:n], torch.cat(ys)[:n]
 
 
+def _labelled_by(teacher: Callable[[Tensor], Tensor], extra: object,
+                 params: StudentTeacherParams | LinearTeacherParams, picked: list[int],
+                 g: torch.Generator, ctx: BuildContext, name: str) -> Data:
+    """Training and test sets drawn by ``_draw`` with ``teacher``'s labels, ``extra`` kept as
+    ``extras["teacher"]``."""
+    splits = []
+    for n in (params.n_train, params.n_test):
+        x, y = _draw(teacher, n, params.dim, params.margin, torch.as_tensor(picked), g, name)
+        splits += [x, relabel(y, picked, 2)]
+    return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
+                    extras={"teacher": extra})
+
+
 def build_student_teacher(params: StudentTeacherParams, ctx: BuildContext) -> Data:
     """x ~ N(0, I_D), label 1[teacher(x) > 0] (1 <-> y = +1, 0 <-> y = -1).
 
@@ -110,13 +123,7 @@ def build_student_teacher(params: StudentTeacherParams, ctx: BuildContext) -> Da
     w = torch.randn(params.teacher_width, params.dim, generator=g)
     a = torch.tensor([(-1.0) ** j for j in range(params.teacher_width)])
     teacher = Teacher(w / w.norm(dim=1, keepdim=True), a)
-    splits = []
-    for n in (params.n_train, params.n_test):
-        x, y = _draw(teacher, n, params.dim, params.margin, torch.as_tensor(picked), g,
-                     "student_teacher")
-        splits += [x, relabel(y, picked, 2)]
-    return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
-                    extras={"teacher": teacher})
+    return _labelled_by(teacher, teacher, params, picked, g, ctx, "student_teacher")
 
 
 class LinearTeacherParams(DataParams):
@@ -142,10 +149,4 @@ def build_linear_teacher(params: LinearTeacherParams, ctx: BuildContext) -> Data
     w[torch.randperm(params.dim, generator=g)[: params.support]] = torch.randn(
         params.support, generator=g)
     w = w / w.norm()
-    splits = []
-    for n in (params.n_train, params.n_test):
-        x, y = _draw(lambda v: v @ w, n, params.dim, params.margin, torch.as_tensor(picked),
-                     g, "linear_teacher")
-        splits += [x, relabel(y, picked, 2)]
-    return assemble(*splits, num_classes=len(picked), params=params, seed=ctx.seed,
-                    extras={"teacher": w})
+    return _labelled_by(lambda v: v @ w, w, params, picked, g, ctx, "linear_teacher")
