@@ -74,12 +74,26 @@ class Data:
 
 @dataclass
 class Batch:
-    """One training batch: inputs, labels and their indices into ``Data.train_x``."""
+    """One training batch: inputs and labels (on the data's device) and their indices into
+    ``Data.train_x`` (on the CPU, so that reading them never waits for the device)."""
 
     x: Tensor
     y: Tensor
     index: Tensor
     step: int
+
+
+def host_to_device(tensor: Tensor, device: torch.device) -> Tensor:
+    """``tensor`` (on the CPU) on ``device``, without waiting for the device.
+
+    A plain ``.to("cuda")`` of pageable memory waits until the GPU has finished all queued
+    work, so the host cannot queue the next kernels meanwhile; on CUDA the tensor is copied
+    through pinned memory with ``non_blocking=True`` instead (the copy is ordered on the
+    stream like any kernel). Elsewhere it is ``tensor.to(device)``.
+    """
+    if torch.device(device).type == "cuda" and tensor.device.type == "cpu":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
 class Augmentation(Protocol):
@@ -345,4 +359,4 @@ Factory = Callable[[Any, BuildContext], Any]
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
            "EmptyParams", "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger",
            "Metric", "MetricContext", "MetricParams", "MirrorMap", "Nested", "Objective",
-           "Params", "StepEvent"]
+           "Params", "StepEvent", "host_to_device"]

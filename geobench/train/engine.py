@@ -19,7 +19,7 @@ import math
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +46,7 @@ from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm
 from geobench.train.divergence import DivergenceGuard
 from geobench.train.loader import batch_hash, batches, steps_per_epoch
 from geobench.train.logs import CellLogs
+from geobench.train.phases import phase
 from geobench.train.streams import (
     DATA,
     ORDER,
@@ -186,19 +187,23 @@ class _ArmRun:
         self.lrs.append(self.base_lrs[0] * factor)
         self.arm.train()
         self.optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(self.device_type, dtype=torch.bfloat16, enabled=self.autocast):
+        with phase("forward"), torch.autocast(self.device_type, dtype=torch.bfloat16,
+                                              enabled=self.autocast):
             loss = self.loss_fn(batch, views)
-        loss.backward()
-        clip = self.train_spec.clip_grad
-        if clip is not None:
-            nn.utils.clip_grad_norm_(self.arm.parameters(), clip)
-        self.optimizer.step()
-        self.arm.objective.after_step(self.arm, step, total)
+        with phase("backward"):
+            loss.backward()
+        with phase("optimizer"):
+            clip = self.train_spec.clip_grad
+            if clip is not None:
+                nn.utils.clip_grad_norm_(self.arm.parameters(), clip)
+            self.optimizer.step()
+            self.arm.objective.after_step(self.arm, step, total)
         if self.observers:
             event = StepEvent(step, total, self.name, self.arm, batch, views, self.lrs[-1],
                               self.optimizer)
-            for metric in self.observers:
-                metric.observe(event)
+            with phase("observe"):
+                for metric in self.observers:
+                    metric.observe(event)
         return loss.detach()
 
 
@@ -276,8 +281,8 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[_ArmRun], data: Data, augment: A
     pending: list[torch.Tensor] = []
     digest = []
     replicates = sorted({r.replicate for r in runs})
-    orders = [batches(data, stream_seed(trial, replicate_stream(ORDER, k)), total + 1)
-              for k in replicates]
+    orders = [_in_phase("data", batches(data, stream_seed(trial, replicate_stream(ORDER, k)),
+                                        total + 1)) for k in replicates]
     torch.manual_seed(stream_seed(trial, TRAIN))
     train_rngs = {k: SavedRng(stream_seed(trial, replicate_stream(TRAIN, k)))
                   for k in replicates if k}
@@ -286,13 +291,16 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[_ArmRun], data: Data, augment: A
         inputs: Inputs = {}
         for k, batch in zip(replicates, step_batches):
             view_gen = generator(trial, replicate_stream(augment_stream(step), k))
-            views = [augment(batch.x, batch.index, view_gen, view=v) for v in range(n_views)]
-            if channels_last:
-                views = [v.contiguous(memory_format=torch.channels_last) if v.dim() == 4
-                         else v for v in views]
+            with phase("augment"):
+                views = [augment(batch.x, batch.index, view_gen, view=v)
+                         for v in range(n_views)]
+                if channels_last:
+                    views = [v.contiguous(memory_format=torch.channels_last) if v.dim() == 4
+                             else v for v in views]
             inputs[k] = (batch, views)
         digest.append(batch_hash(step_batches[0]))
-        _run_metrics(loop, step, inputs)
+        with phase("metrics"):
+            _run_metrics(loop, step, inputs)
         if step == total:
             break
         result.timing.steps = step + 1
@@ -302,13 +310,25 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[_ArmRun], data: Data, augment: A
                 losses.append(r.step(*inputs[r.replicate], step, total))
         pending.append(torch.stack(losses))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
-            if _flush_losses(loop, pending, step + 1):
+            with phase("check"):
+                stop = _flush_losses(loop, pending, step + 1)
+            if stop:
                 return
             pending = []
             if logs is not None:
                 logs.send(result.series)
     result.batch_digest = batch_hash_of(digest)
     result.finals = finals_of(result.series)
+
+
+def _in_phase(name: str, items: Iterator[Batch]) -> Iterator[Batch]:
+    """``items``, each drawn inside ``phase(name)``."""
+    while True:
+        with phase(name):
+            item = next(items, None)
+        if item is None:
+            return
+        yield item
 
 
 def batch_hash_of(hashes: list[str]) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import torch
 
-from geobench.contract.api import Batch, Data
+from geobench.contract.api import Batch, Data, host_to_device
 
 
 def batch_hash(batch: Batch) -> str:
@@ -20,6 +20,7 @@ def batches(data: Data, seed: int, steps: int) -> Iterator[Batch]:
 
     Each epoch is a fresh permutation drawn from ``torch.Generator().manual_seed(seed)``;
     the incomplete last batch of an epoch is dropped so every batch has the same size.
+    The batch's ``index`` stays on the CPU; its samples are gathered on the data's device.
     """
     n = data.train_x.shape[0]
     size = min(data.batch_size, n)
@@ -30,8 +31,9 @@ def batches(data: Data, seed: int, steps: int) -> Iterator[Batch]:
         for start in range(0, n - size + 1, size):
             if step >= steps:
                 return
-            index = order[start:start + size].to(data.train_x.device)
-            yield Batch(data.train_x[index], data.train_y[index], index, step)
+            index = order[start:start + size]
+            on_device = host_to_device(index, data.train_x.device)
+            yield Batch(data.train_x[on_device], data.train_y[on_device], index, step)
             step += 1
 
 

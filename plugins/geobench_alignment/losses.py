@@ -37,8 +37,9 @@ def view_logits(z1: Tensor, z2: Tensor, tau: float) -> Tensor:
 
 
 def _positives(s: Tensor) -> Tensor:
+    """View a's positive, (a + B) mod 2B, made on ``s``'s device."""
     b = s.shape[0] // 2
-    return torch.cat([torch.arange(b, 2 * b), torch.arange(b)]).to(s.device)
+    return torch.arange(2 * b, device=s.device).add_(b).remainder_(2 * b)
 
 
 def nt_xent_from_logits(s: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.api import BuildContext, Params
+from geobench.api import BuildContext, Params, host_to_device
 
 
 def identity(x: Tensor, index: Tensor, generator: torch.Generator, view: int = 0) -> Tensor:
@@ -34,7 +34,7 @@ class OrbitAction:
 
     def __call__(self, x: Tensor, index: Tensor, generator: torch.Generator,
                  view: int = 0) -> Tensor:
-        return self.orbit.views("train", index, generator).to(x.device, x.dtype)
+        return host_to_device(self.orbit.views("train", index, generator).to(x.dtype), x.device)
 
 
 def build_orbit_action(params: Params, ctx: BuildContext) -> OrbitAction:
@@ -60,7 +60,7 @@ class GaussianNoise:
     def __call__(self, x: Tensor, index: Tensor, generator: torch.Generator,
                  view: int = 0) -> Tensor:
         eps = torch.randn(x.shape, generator=generator, dtype=torch.float32)
-        return x + self.sigma * eps.to(x.device, x.dtype)
+        return x + self.sigma * host_to_device(eps.to(x.dtype), x.device)
 
 
 def build_gaussian_noise(params: GaussianNoiseParams, ctx: BuildContext) -> GaussianNoise:

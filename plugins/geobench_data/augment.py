@@ -3,6 +3,8 @@
 Every per-sample random parameter is drawn from the ``generator`` passed in, on the CPU, in
 a fixed order and a fixed amount per call (whatever the probabilities and the data), then
 moved to the batch's device: identical generator states give identical views on any device.
+The moves never wait for the device (``host_to_device``), so on a GPU the host queues a
+view's kernels while the previous step still runs.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.api import BuildContext, Params
+from geobench.api import BuildContext, Params, host_to_device
 from geobench_data import imageops as ops
 
 Pair = tuple[float, float]
@@ -57,14 +59,16 @@ class ImageRecipe:
         r = _Draws(n, generator)
         boxes = crop_boxes(x.shape[-2], x.shape[-1], self.crop_scale, self.crop_ratio,
                            r.uniform(10), r.uniform(10), r.uniform(2))
-        out = ops.crop_flip(x, boxes, r.coin(self.flip_p))  # a new tensor: edited in place
+        flip = r.coin(self.flip_p)
+        out = ops.crop_flip(x, host_to_device(boxes, x.device),
+                            host_to_device(flip, x.device))  # a new tensor: edited in place
         out = self._jitter(out, r.coin(self.jitter_p), r.uniform(4), r.uniform(4))
         gray = r.coin(self.grayscale_p)
         if out.shape[1] == 3:
             out = _apply(out, gray, lambda z, _: ops.grayscale(z).expand_as(z))
         blur, u_sigma = r.coin(self.blur_p[view % 2]), r.uniform(1)[:, 0]
         lo, hi = self.blur_sigma
-        sigma = lo + (hi - lo) * u_sigma
+        sigma = host_to_device(lo + (hi - lo) * u_sigma, x.device)
         kernel = self.blur_kernel or blur_kernel_size(min(x.shape[-2:]))
         if kernel // 2 >= min(x.shape[-2:]):
             raise ValueError(f"blur_kernel {kernel} is too large for {tuple(x.shape[-2:])} images")
@@ -85,7 +89,7 @@ class ImageRecipe:
         b, c, s, h = self.jitter
         lo = torch.tensor([max(0.0, 1 - b), max(0.0, 1 - c), max(0.0, 1 - s), -h])
         hi = torch.tensor([1 + b, 1 + c, 1 + s, h])
-        factors = lo + (hi - lo) * u
+        factors = host_to_device(lo + (hi - lo) * u, x.device)
         order = order_keys.argsort(dim=1)
         colour = x.shape[1] == 3
         steps = [(ops.brightness, b > 0), (ops.contrast, c > 0),
@@ -112,11 +116,12 @@ class _Draws:
 
 
 def _apply(x: Tensor, mask: Tensor, fn: Any) -> Tensor:
-    """Write ``fn(x[i], i)`` into ``x`` (in place) at the CPU index set ``i = nonzero(mask)``."""
+    """Write ``fn(x[i], i)`` into ``x`` (in place) at the index set ``i = nonzero(mask)`` of
+    the CPU ``mask`` (``i`` on ``x``'s device)."""
     idx = torch.nonzero(mask).flatten()
     if len(idx):
-        on_device = idx.to(x.device)
-        x[on_device] = fn(x[on_device], idx)
+        on_device = host_to_device(idx, x.device)
+        x[on_device] = fn(x[on_device], on_device)
     return x
 
 

@@ -80,7 +80,7 @@ def _hsv_to_rgb(x: Tensor) -> Tensor:
     """Closed form: channel n in (5, 3, 1) is v - v s clamp(min(k, 4 - k), 0, 1),
     k = (n + 6 h) mod 6 (the piecewise-linear hue ramps of the standard HSV model)."""
     h, s, v = x[:, 0:1], x[:, 1:2], x[:, 2:3]
-    n = torch.tensor([5.0, 3.0, 1.0], device=x.device, dtype=x.dtype).view(1, 3, 1, 1)
+    n = torch.arange(5.0, 0.0, -2.0, device=x.device, dtype=x.dtype).view(1, 3, 1, 1)
     k = torch.remainder(n + 6.0 * h, 6.0)
     ramp = torch.minimum(k, 4.0 - k).clamp(0.0, 1.0)
     return (v - v * s * ramp).clamp(0.0, 1.0)

@@ -1,0 +1,229 @@
+"""Where a training step's time goes: ``torch.profiler`` over the engine's step phases.
+
+Subjects: the SimCLR ResNet-18 step of ``train_throughput.py`` (3x32x32, two views) and,
+with ``--suite``, the first design point of each suite's profile (``--profile``, default
+``full``), shortened as ``geobench preflight`` does (``--steps`` steps, batch capped by
+``--batch``). Each subject runs twice on the current device: once unprofiled (the wall time
+per step and the metrics' cost per call, from the cell's own timing) and once under the
+profiler, which starts after ``--warmup`` steps so that start-up, cuDNN autotuning and
+compilation stay out.
+
+Printed per subject (markdown tables, for docs/performance.md):
+
+- the split of one step by the engine's phases (``geobench.train.phases``): host ms per step
+  and share of the step's wall time, device ms per step (CUDA kernels launched inside the
+  phase) and the host time spent waiting for the device (``cudaStreamSynchronize``,
+  ``cudaDeviceSynchronize``, blocking ``cudaMemcpy``...); ``python`` is the wall time outside
+  every phase (the loop's own bookkeeping); ``metrics`` is each metric's measured cost per
+  call spread over the steps of the real (unshortened) run at its cadence;
+- the top operators by self time (host on the CPU, device on CUDA).
+
+    python benchmarks/profile_step.py [--device cpu|cuda] [--batch 256] [--steps 40]
+    python benchmarks/profile_step.py --suite suites/mirror_cifar.yaml --fake-data /tmp/d
+    python benchmarks/profile_step.py --no-simclr --suite suites/*.yaml --batch 16
+
+``--fake-data DIR`` writes random files in the real formats (``scripts/fake_data.py``) to DIR
+and points ``$GEOBENCH_DATA`` at it, for machines without the datasets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+from tabulate import tabulate
+from torch.autograd.profiler_util import FunctionEvent
+
+from geobench.contract.plugins import registry
+from geobench.records import Cell, CellResult
+from geobench.run.estimate import Calibration, calibration_path, cell_steps, evaluations
+from geobench.run.preflight import Shortening, design_points, shortened
+from geobench.suite import expand, load_suite
+from geobench.train.engine import run_cell
+from geobench.train.phases import PHASES, PREFIX
+
+SIMCLR = """\
+name: simclr_resnet18
+base:
+  data: {{name: digits, size: 32, channels: 3, batch_size: {batch}}}
+  augment: {{name: simclr}}
+  backbone: {{name: timm, model: resnet18, cifar_stem: true}}
+  head: {{name: mlp, depth: 2, hidden: 512, out: 128}}
+  objective: {{name: cl, tau: 0.5}}
+  optimizer: {{name: sgd, lr: 0.1, momentum: 0.9}}
+  train: {{steps: {steps}, device: {device}}}
+"""
+SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
+
+
+def simclr_cell(args: argparse.Namespace) -> Cell:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "suite.yaml"
+        path.write_text(SIMCLR.format(batch=args.batch, steps=args.steps, device=args.device))
+        return expand(load_suite(path), registry())[0]
+
+
+def suite_cells(path: str, args: argparse.Namespace) -> tuple[Cell, Cell]:
+    """The profile's first design point and its shortened copy."""
+    reg = registry()
+    first = design_points(expand(load_suite(path), reg, args.profile))[0]
+    how = Shortening(steps=args.steps, batch=args.batch, device=args.device,
+                     data={"verify_md5": False})
+    return first, shortened(first, reg, how)
+
+
+def metric_ms_per_step(real: Cell, short: Cell, result: CellResult, device: str) -> float:
+    """Each metric's cost per call (measured in the short run) times its calls in the real
+    run, per real step (0 when the real run's length is unknown)."""
+    sizes = Calibration.read(calibration_path(device)).dataset_sizes \
+        if calibration_path(device).exists() else {}
+    total, steps = cell_steps(real, sizes), result.timing.steps
+    if not total or not steps:
+        return 0.0
+    every = {comp.id: comp.params.every for spec in short.specs.values() for comp in spec.metrics}
+    timing, cost = result.timing, 0.0
+    for mid, seconds in timing.metric.items():
+        per_eval = timing.calls[mid] / evaluations(every[mid], steps)
+        cost += seconds / timing.calls[mid] * per_eval * evaluations(every[mid], total)
+    return 1e3 * cost / total
+
+
+def _inside(event: FunctionEvent, name: str) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == name:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+def profiled(cell: Cell, warmup: int, device: str) -> tuple[Any, float, int]:
+    """Run ``cell`` with the profiler on from step ``warmup`` (a multiple of the engine's
+    check interval) to the end: the profiler, the window's wall seconds and its steps."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    prof = torch.profiler.profile(activities=activities)
+    began: list[tuple[int, float]] = []
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if not began and step >= warmup:
+            began.append((step, time.perf_counter()))
+            prof.start()
+
+    result = run_cell(cell, progress=progress)
+    if result.status.value != "complete":
+        raise SystemExit(f"{cell.suite}: the profiled run ended {result.status.value}: "
+                         f"{result.error}")
+    if not began:
+        raise SystemExit(f"--steps must exceed --warmup ({warmup})")
+    wall = time.perf_counter() - began[0][1]
+    prof.stop()
+    return prof, wall, result.timing.steps - began[0][0]
+
+
+def phase_table(prof: Any, wall: float, steps: int, metrics_ms: float) -> list[list[Any]]:
+    """Rows: phase, host ms/step, share of the step, device ms/step, waiting ms/step."""
+    host: dict[str, float] = defaultdict(float)
+    dev: dict[str, float] = defaultdict(float)
+    wait: dict[str, float] = defaultdict(float)
+    events = prof.events()
+    for event in events:
+        if event.name.startswith(PREFIX):
+            name = event.name[len(PREFIX):]
+            host[name] += event.cpu_time_total / 1e3
+            dev[name] += event.device_time_total / 1e3
+    for event in events:
+        if event.name in SYNCS:
+            owner = next((p for p in PHASES if _inside(event, PREFIX + p)), "python")
+            wait[owner] += event.cpu_time_total / 1e3
+    # the final metrics run inside the window: the step's wall leaves them out (they are
+    # counted, amortised, in their own row)
+    step_ms = (1e3 * wall - host.pop("metrics", 0.0)) / steps
+    dev.pop("metrics", None)
+    wait.pop("metrics", None)
+    rows = [[p, host[p] / steps, host[p] / steps / step_ms, dev[p] / steps, wait[p] / steps]
+            for p in PHASES if p in host]
+    python = step_ms - sum(host.values()) / steps
+    rows.append(["python (outside every phase)", python, python / step_ms, 0.0,
+                 wait["python"] / steps])
+    rows.append(["step (wall)", step_ms, 1.0, sum(dev.values()) / steps,
+                 sum(wait.values()) / steps])
+    rows.append(["metrics (amortised over the real run)", metrics_ms, metrics_ms / step_ms,
+                 None, None])
+    return rows
+
+
+def top_operators(prof: Any, steps: int, k: int, device: str) -> list[list[Any]]:
+    """The ``k`` operators with the most self time (device time on CUDA), per step."""
+    key = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
+    ops = [e for e in prof.key_averages() if not e.key.startswith(PREFIX)]
+    ops.sort(key=lambda e: getattr(e, key), reverse=True)
+    return [[e.key[:48], e.count / steps, e.self_cpu_time_total / 1e3 / steps,
+             e.self_device_time_total / 1e3 / steps] for e in ops[:k]]
+
+
+def report(title: str, real: Cell, short: Cell, args: argparse.Namespace) -> None:
+    plain = run_cell(short)
+    if plain.status.value != "complete":
+        raise SystemExit(f"{title}: the run ended {plain.status.value}: {plain.error}")
+    metrics_ms = metric_ms_per_step(real, short, plain, args.device)
+    prof, wall, steps = profiled(short, args.warmup, args.device)
+    per_step = plain.timing.step_seconds() or 0.0
+    print(f"\n### {title}\n")
+    print(f"{args.device}, {steps} profiled steps after {args.warmup}; unprofiled: "
+          f"{1e3 * per_step:.1f} ms per step without metrics (the profiler adds its own "
+          "overhead to the figures below)\n")
+    print(tabulate(phase_table(prof, wall, steps, metrics_ms), floatfmt=".3g", tablefmt="github",
+                   headers=["phase", "host ms/step", "share", "device ms/step",
+                            "waiting for the device ms/step"]))
+    print()
+    print(tabulate(top_operators(prof, steps, args.top, args.device), floatfmt=".3g",
+                   tablefmt="github", headers=["operator", "calls/step", "self host ms/step",
+                                               "self device ms/step"]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--batch", type=int, help="SimCLR batch (default 256 on CUDA, 8 on the "
+                    "CPU); for suites a cap on the profile's batch size")
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--warmup", type=int, default=10, help="steps before the profiler starts "
+                    "(a multiple of 10)")
+    ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--suite", nargs="*", default=[])
+    ap.add_argument("--profile", default="full")
+    ap.add_argument("--no-simclr", action="store_true", help="only the suites")
+    ap.add_argument("--fake-data", type=Path, help="write random files in the real formats "
+                    "here and read the datasets from them")
+    args = ap.parse_args()
+    if args.fake_data is not None:
+        from geobench_data.fakes import write_cifar, write_mnist
+
+        write_cifar(args.fake_data, 5000, 1000)
+        for name in ("fashion-mnist", "mnist"):
+            write_mnist(args.fake_data / name, 5000, 1000)
+        os.environ["GEOBENCH_DATA"] = str(args.fake_data)
+    name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
+    print(f"device: {args.device} ({name}), torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads")
+    if not args.no_simclr:
+        simclr = argparse.Namespace(**{**vars(args), "batch": args.batch
+                                       or (256 if args.device == "cuda" else 8)})
+        cell = simclr_cell(simclr)
+        report(f"SimCLR ResNet-18, batch {simclr.batch} x 2 views", cell, cell, simclr)
+    for path in args.suite:
+        real, short = suite_cells(path, args)
+        report(f"{path}, profile {args.profile}, first design point ({real.label(24)})",
+               real, short, args)
+
+
+if __name__ == "__main__":
+    main()
