@@ -45,8 +45,10 @@ class TrainSpec(Strict):
     lr_scaling: Literal["none", "linear", "sqrt", "fourth_root"] = "none"
     base_batch_size: StrictInt = Field(256, ge=1, le=MAX_COUNT)
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    precision: Literal["fp32", "bf16"] = Field(
-        "fp32", description="bf16: autocast the training step (metrics stay in fp32/fp64)")
+    precision: Literal["fp32", "tf32", "bf16"] = Field(
+        "fp32", description="fp32: torch's defaults (on GPUs TF32 convolutions, fp32 "
+        "matmuls); tf32: TF32 matmuls too; bf16: autocast the training step to bfloat16 "
+        "(metrics run in full fp32/fp64 under every setting)")
     channels_last: bool = Field(False, description="channels-last memory format for images")
     compile: bool = Field(False, description="torch.compile the forward pass and loss")
     max_loss_ratio: float | None = Field(

@@ -20,7 +20,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +125,25 @@ def _compiled(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
     return call
 
 
+@contextmanager
+def fp32_matmuls(kind: str) -> Iterator[None]:
+    """float32 matmuls and cuDNN convolutions in full precision (``ieee``) or in TF32
+    (``tf32``, on GPUs with TF32 units) inside the block; torch's own settings after it.
+
+    torch's defaults (which ``precision: fp32`` trains with) are TF32 convolutions and
+    full-precision matmuls; metrics run under ``ieee``, so that their convolutions on an
+    Ampere-or-later GPU do not round inputs to 10 mantissa bits. The CPU has no TF32: there
+    both settings compute the same.
+    """
+    tf32 = kind == "tf32"
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
 def _same_weights(a: nn.Module, b: nn.Module) -> bool:
     sa, sb = a.state_dict(), b.state_dict()
     return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
@@ -155,6 +174,7 @@ class _ArmRun:
         if train.channels_last:
             self.arm.to(memory_format=torch.channels_last)
         self.autocast = train.precision == "bf16"
+        self.tf32 = train.precision == "tf32"
         self.device_type = device.type
         self.loss_fn = _compiled(self._loss) if train.compile else self._loss
         if spec.init is not None:
@@ -187,11 +207,12 @@ class _ArmRun:
         self.lrs.append(self.base_lrs[0] * factor)
         self.arm.train()
         self.optimizer.zero_grad(set_to_none=True)
-        with phase("forward"), torch.autocast(self.device_type, dtype=torch.bfloat16,
-                                              enabled=self.autocast):
-            loss = self.loss_fn(batch, views)
-        with phase("backward"):
-            loss.backward()
+        with fp32_matmuls("tf32") if self.tf32 else nullcontext():  # fp32: torch's defaults
+            with phase("forward"), torch.autocast(self.device_type, dtype=torch.bfloat16,
+                                                  enabled=self.autocast):
+                loss = self.loss_fn(batch, views)
+            with phase("backward"):
+                loss.backward()
         with phase("optimizer"):
             clip = self.train_spec.clip_grad
             if clip is not None:
@@ -434,7 +455,7 @@ def _run_metrics(loop: _Loop, step: int, inputs: Inputs) -> None:
             _synchronize(device)
             began = time.perf_counter()
             try:
-                with global_rng(seed):
+                with global_rng(seed), fp32_matmuls("ieee"):
                     values = metric(ctx)
             finally:
                 for module, was in modes:

@@ -1,3 +1,4 @@
+import contextlib
 import dataclasses
 import math
 
@@ -124,3 +125,37 @@ def test_cuda_run_matches_cpu(tmp_path):
     assert b.status == "complete" and b.device.startswith("cuda")
     assert a.batch_digest == b.batch_digest
     assert _losses(a) == pytest.approx(_losses(b), rel=1e-3, abs=1e-4)
+
+
+def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_path,
+                                                                            monkeypatch):
+    """The CPU has no TF32 units, so ``precision: tf32`` must give fp32's numbers bit for bit
+    there; the training step runs under TF32 settings, every metric under full precision,
+    and torch's own settings are back after the cell."""
+    from geobench.train import engine
+
+    seen: list[tuple[str, bool, bool]] = []
+    real = engine.fp32_matmuls
+
+    @contextlib.contextmanager
+    def recorded(kind):
+        with real(kind):
+            seen.append((kind, torch.backends.cuda.matmul.allow_tf32,
+                         torch.backends.cudnn.allow_tf32))
+            yield
+
+    monkeypatch.setattr(engine, "fp32_matmuls", recorded)
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    (tmp_path / "fp32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)))
+    (tmp_path / "tf32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)).replace(
+        "device: cpu}", "device: cpu, precision: tf32}"))
+    fp32 = expand(load_suite(tmp_path / "fp32.yaml"), registry())[0]
+    tf32 = dataclasses.replace(expand(load_suite(tmp_path / "tf32.yaml"), registry())[0],
+                               id=fp32.id)
+    a = run_cell(fp32)
+    assert {s for s in seen} == {("ieee", False, False)}  # fp32 steps: torch's defaults
+    seen.clear()
+    b = run_cell(tf32)
+    assert a.status == b.status == "complete" and a.series == b.series
+    assert seen.count(("tf32", True, True)) == 20 and ("ieee", False, False) in seen
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == saved

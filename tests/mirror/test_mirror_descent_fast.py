@@ -252,8 +252,10 @@ def test_a_deep_copy_steps_like_the_original():
 
 
 @pytest.mark.slow
-def test_compiled_update_agrees_with_the_default():
-    """compile=True (torch.compile, tens of seconds) against the default, lr changing."""
+def test_compiled_update_agrees_with_the_default(monkeypatch):
+    """compile=True (torch.compile, tens of seconds) against the default, lr changing; both
+    compiled paths: the map over runs of small parameters, the fused loop over large ones."""
+    monkeypatch.setattr(md, "_CHUNK", 64)
     params = make_params(torch.float32)[:5]
     twins = [nn.Parameter(p.detach().clone()) for p in params]
 
@@ -275,3 +277,70 @@ def test_compiled_update_agrees_with_the_default():
         compiled.step()
     for p, q in zip(params, twins, strict=True):
         torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6)
+
+
+def test_steps_that_skip_the_checks_keep_the_duals_exact():
+    """Steps with nothing changed skip the per-parameter checks; a later full check (here:
+    one parameter without a gradient) must not mistake the skipped steps' writes for
+    outside writes and re-derive the duals from θ (which would round differently)."""
+    torch.manual_seed(0)
+    params = [nn.Parameter(0.3 * torch.randn(n)) for n in (50, 7)]
+    group = {"params": params, "mirror_map": maps.hypentropy(0.1), "lr": 0.05}
+    opt = MirrorDescent([dict(group)], lr=0.05)
+    ref = Reference([dict(group)], torch.float32)
+    gen = torch.Generator().manual_seed(2)
+    for step in range(12):
+        grads = [torch.randn(p.shape, generator=gen) for p in params]
+        if step in (5, 9):
+            grads[1] = None
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g
+        opt.step()
+        ref.step([grads])
+        for p, u in zip(params, ref.groups[0]["dual"], strict=True):
+            assert torch.equal(opt.state[p]["dual"], u)  # the same additions, bit for bit
+
+
+def test_a_storage_swapped_under_the_optimizer_rebuilds_its_buckets():
+    """``module.float()`` swaps ``p.data`` without a version bump: the next step must see it."""
+    p = nn.Parameter(torch.full((4,), 0.5, dtype=torch.float64))
+    p.grad = torch.zeros_like(p)
+    opt = MirrorDescent([p], lr=0.1, mirror_map=maps.pnorm(3.0))
+    for _ in range(2):
+        opt.step()
+    p.data = p.data.float()
+    p.grad = torch.zeros_like(p)
+    opt.step()
+    assert opt.state[p]["dual"].dtype == torch.float32
+    torch.testing.assert_close(p.detach(), torch.full((4,), 0.5), rtol=1e-7, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("compile", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("layout", ["groups", *map(repr, BUILTIN)])
+def test_the_cuda_path_matches_the_float64_reference(compile, layout):
+    """float32 on the GPU (every parameter shape, every shipped map and a third-party one)
+    against the float64 per-tensor reference on the CPU, over 100 steps."""
+    cpu = make_params(torch.float32)
+    cuda = [nn.Parameter(p.detach().cuda()) for p in cpu]  # strides preserved
+
+    def groups(ps):
+        if layout == "groups":
+            return groups_of(ps)
+        return [{"params": ps, "mirror_map": next(m for m in BUILTIN if repr(m) == layout),
+                 "lr": 0.05, "weight_decay": 0.01}]
+
+    opt = MirrorDescent(groups(cuda), lr=0.1, compile=compile)
+    exact = Reference(groups(cpu), torch.float64)
+    gen = torch.Generator().manual_seed(1)
+    for step in range(100):
+        grads = gradients(cpu, step, gen)
+        for p, g in zip(cuda, grads, strict=True):
+            p.grad = None if g is None else g.float().cuda()
+        opt.step()
+        exact.step([grads] if layout != "groups" else
+                   [grads[0:3], grads[3:5], grads[5:7], grads[7:9]])
+    for p, t64 in zip(cuda, [t for g in exact.groups for t in g["theta"]], strict=True):
+        scale = float(t64.abs().max())
+        torch.testing.assert_close(p.detach().cpu().double(), t64, rtol=1e-4, atol=1e-5 * scale)
