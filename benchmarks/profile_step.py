@@ -4,9 +4,9 @@ Subjects: the SimCLR ResNet-18 step of ``train_throughput.py`` (3x32x32, two vie
 with ``--suite``, the first design point of each suite's profile (``--profile``, default
 ``full``), shortened as ``geobench preflight`` does (``--steps`` steps, batch capped by
 ``--batch``). Each subject runs twice on the current device: once unprofiled (the wall time
-per step and the metrics' cost per call, from the cell's own timing) and once under the
-profiler, which starts after ``--warmup`` steps so that start-up, cuDNN autotuning and
-compilation stay out.
+per step and the metrics' cost per call, from the cell's own timing) and once, without its
+metrics, under the profiler, which starts after ``--warmup`` steps so that start-up, cuDNN
+autotuning and compilation stay out.
 
 Printed per subject (markdown tables, for docs/performance.md):
 
@@ -33,6 +33,7 @@ import os
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ import torch
 from tabulate import tabulate
 from torch.autograd.profiler_util import FunctionEvent
 
-from geobench.contract.plugins import registry
+from geobench.contract.plugins import describe_failure, registry
 from geobench.records import Cell, CellResult
 from geobench.run.estimate import Calibration, calibration_path, cell_steps, evaluations
 from geobench.run.preflight import Shortening, design_points, shortened
@@ -69,13 +70,16 @@ def simclr_cell(args: argparse.Namespace) -> Cell:
         return expand(load_suite(path), registry())[0]
 
 
-def suite_cells(path: str, args: argparse.Namespace) -> tuple[Cell, Cell]:
-    """The profile's first design point and its shortened copy."""
+def suite_cells(path: str, args: argparse.Namespace) -> tuple[Cell, Cell, Cell]:
+    """The profile's first design point, its shortened copy and that copy without metrics
+    (the profiled run: metrics are costed from the unprofiled one)."""
     reg = registry()
     first = design_points(expand(load_suite(path), reg, args.profile))[0]
     how = Shortening(steps=args.steps, batch=args.batch, device=args.device,
                      data={"verify_md5": False})
-    return first, shortened(first, reg, how)
+    bare = replace(first, arms={name: {**record, "metrics": []}
+                                for name, record in first.arms.items()})
+    return first, shortened(first, reg, how), shortened(bare, reg, how)
 
 
 def metric_ms_per_step(real: Cell, short: Cell, result: CellResult, device: str) -> float:
@@ -119,10 +123,9 @@ def profiled(cell: Cell, warmup: int, device: str) -> tuple[Any, float, int]:
 
     result = run_cell(cell, progress=progress)
     if result.status.value != "complete":
-        raise SystemExit(f"{cell.suite}: the profiled run ended {result.status.value}: "
-                         f"{result.error}")
+        raise RuntimeError(f"the profiled run ended {result.status.value}: {result.error}")
     if not began:
-        raise SystemExit(f"--steps must exceed --warmup ({warmup})")
+        raise RuntimeError(f"--steps must exceed --warmup ({warmup})")
     wall = time.perf_counter() - began[0][1]
     prof.stop()
     return prof, wall, result.timing.steps - began[0][0]
@@ -169,17 +172,20 @@ def top_operators(prof: Any, steps: int, k: int, device: str) -> list[list[Any]]
              e.self_device_time_total / 1e3 / steps] for e in ops[:k]]
 
 
-def report(title: str, real: Cell, short: Cell, args: argparse.Namespace) -> None:
-    plain = run_cell(short)
+def report(title: str, real: Cell, short: Cell, bare: Cell, args: argparse.Namespace) -> None:
+    stamps: list[tuple[int, float]] = []
+    plain = run_cell(short, progress=lambda step, total, loss: stamps.append(
+        (step, time.perf_counter())))
     if plain.status.value != "complete":
-        raise SystemExit(f"{title}: the run ended {plain.status.value}: {plain.error}")
+        raise RuntimeError(f"the run ended {plain.status.value}: {plain.error}")
     metrics_ms = metric_ms_per_step(real, short, plain, args.device)
-    prof, wall, steps = profiled(short, args.warmup, args.device)
-    per_step = plain.timing.step_seconds() or 0.0
+    prof, wall, steps = profiled(bare, args.warmup, args.device)
+    after = [(s, t) for s, t in stamps if s >= args.warmup]
+    (s0, t0), (s1, t1) = after[0], after[-1]
     print(f"\n### {title}\n")
-    print(f"{args.device}, {steps} profiled steps after {args.warmup}; unprofiled: "
-          f"{1e3 * per_step:.1f} ms per step without metrics (the profiler adds its own "
-          "overhead to the figures below)\n")
+    print(f"{args.device}, {steps} profiled steps after {args.warmup}; the same steps "
+          f"unprofiled: {1e3 * (t1 - t0) / max(1, s1 - s0):.1f} ms per step (the profiler "
+          "adds its own overhead to the figures below)\n", flush=True)
     print(tabulate(phase_table(prof, wall, steps, metrics_ms), floatfmt=".3g", tablefmt="github",
                    headers=["phase", "host ms/step", "share", "device ms/step",
                             "waiting for the device ms/step"]))
@@ -207,6 +213,12 @@ def main() -> None:
     if args.fake_data is not None:
         from geobench_data.fakes import write_cifar, write_mnist
 
+        held = [n for n in ("cifar-10-batches-py", "cifar-100-python", "fashion-mnist", "mnist")
+                if (args.fake_data / n).exists()]
+        if held:
+            raise SystemExit(f"--fake-data {args.fake_data}: already holds {', '.join(held)}; "
+                             "give a folder without datasets (random files would replace them)")
+
         write_cifar(args.fake_data, 5000, 1000)
         for name in ("fashion-mnist", "mnist"):
             write_mnist(args.fake_data / name, 5000, 1000)
@@ -218,11 +230,17 @@ def main() -> None:
         simclr = argparse.Namespace(**{**vars(args), "batch": args.batch
                                        or (256 if args.device == "cuda" else 8)})
         cell = simclr_cell(simclr)
-        report(f"SimCLR ResNet-18, batch {simclr.batch} x 2 views", cell, cell, simclr)
-    for path in args.suite:
-        real, short = suite_cells(path, args)
-        report(f"{path}, profile {args.profile}, first design point ({real.label(24)})",
-               real, short, args)
+        report(f"SimCLR ResNet-18 (3x32x32), batch {simclr.batch} x 2 views", cell, cell, cell,
+               simclr)
+    for path in args.suite:  # one failing suite does not stop the others
+        try:
+            real, short, bare = suite_cells(path, args)
+            point = real.label(16)
+            point = point if len(point) <= 80 else point[:79] + "…"
+            report(f"{path}, profile {args.profile}, first design point ({point})", real,
+                   short, bare, args)
+        except Exception as exc:  # noqa: BLE001 - reported, and the next suite runs
+            print(f"\n### {path}: not profiled: {describe_failure(exc)}", flush=True)
 
 
 if __name__ == "__main__":
