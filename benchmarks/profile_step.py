@@ -3,27 +3,28 @@
 Subjects: the SimCLR ResNet-18 step of ``train_throughput.py`` (3x32x32, two views) and,
 with ``--suite``, the first design point of each suite's profile (``--profile``, default
 ``full``), shortened as ``geobench preflight`` does (``--steps`` steps, batch capped by
-``--batch``). Each subject runs twice on the current device: once unprofiled (the wall time
-per step and the metrics' cost per call, from the cell's own timing) and once, without its
-metrics, under the profiler, which starts after ``--warmup`` steps so that start-up, cuDNN
-autotuning and compilation stay out.
+``--batch``). Each subject runs twice on the current device: first without its metrics under
+the profiler, which starts after ``--warmup`` steps so that start-up, cuDNN autotuning and
+compilation stay out; then unprofiled with its metrics, for the wall time per step and each
+metric's cost per call (from the cell's own timing).
 
 Printed per subject (markdown tables, for docs/performance.md):
 
 - the split of one step by the engine's phases (``geobench.train.phases``): host ms per step
-  and share of the step's wall time, device ms per step (CUDA kernels launched inside the
-  phase) and the host time spent waiting for the device (``cudaStreamSynchronize``,
-  ``cudaDeviceSynchronize``, blocking ``cudaMemcpy``...); ``python`` is the wall time outside
-  every phase (the loop's own bookkeeping); ``metrics`` is each metric's measured cost per
-  call spread over the steps of the real (unshortened) run at its cadence;
-- the top operators by self time (host on the CPU, device on CUDA).
+  and share of the step's wall time, and on CUDA the device ms per step (kernels launched
+  inside the phase) and the host's ms per step waiting for the device
+  (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``, blocking ``cudaMemcpy``...);
+  ``python`` is the wall time outside every phase (the loop's own bookkeeping);
+- the top operators by self time (host on the CPU, device on CUDA);
+- the unprofiled ms per step, and the metrics' cost per call spread over the steps of the
+  real (unshortened) run at each metric's cadence.
 
     python benchmarks/profile_step.py [--device cpu|cuda] [--batch 256] [--steps 40]
     python benchmarks/profile_step.py --suite suites/mirror_cifar.yaml --fake-data /tmp/d
     python benchmarks/profile_step.py --no-simclr --suite suites/*.yaml --batch 16
 
-``--fake-data DIR`` writes random files in the real formats (``scripts/fake_data.py``) to DIR
-and points ``$GEOBENCH_DATA`` at it, for machines without the datasets.
+``--fake-data DIR`` writes random files in the real formats (``scripts/fake_data.py``) to a
+folder without datasets and points ``$GEOBENCH_DATA`` at it, for machines without them.
 """
 
 from __future__ import annotations
@@ -131,8 +132,16 @@ def profiled(cell: Cell, warmup: int, device: str) -> tuple[Any, float, int]:
     return prof, wall, result.timing.steps - began[0][0]
 
 
-def phase_table(prof: Any, wall: float, steps: int, metrics_ms: float) -> list[list[Any]]:
-    """Rows: phase, host ms/step, share of the step, device ms/step, waiting ms/step."""
+def _ms(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}" if value >= 1 else f"{value:.3f}"
+
+
+def phase_table(prof: Any, wall: float, steps: int,
+                device: str) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows: phase, host ms/step, share of the step's wall time, and on CUDA
+    device ms/step and the host's ms/step waiting for the device."""
     host: dict[str, float] = defaultdict(float)
     dev: dict[str, float] = defaultdict(float)
     wait: dict[str, float] = defaultdict(float)
@@ -140,59 +149,67 @@ def phase_table(prof: Any, wall: float, steps: int, metrics_ms: float) -> list[l
     for event in events:
         if event.name.startswith(PREFIX):
             name = event.name[len(PREFIX):]
-            host[name] += event.cpu_time_total / 1e3
-            dev[name] += event.device_time_total / 1e3
+            host[name] += event.cpu_time_total / 1e3 / steps
+            dev[name] += event.device_time_total / 1e3 / steps
     for event in events:
         if event.name in SYNCS:
             owner = next((p for p in PHASES if _inside(event, PREFIX + p)), "python")
-            wait[owner] += event.cpu_time_total / 1e3
-    # the final metrics run inside the window: the step's wall leaves them out (they are
-    # counted, amortised, in their own row)
-    step_ms = (1e3 * wall - host.pop("metrics", 0.0)) / steps
-    dev.pop("metrics", None)
-    wait.pop("metrics", None)
-    rows = [[p, host[p] / steps, host[p] / steps / step_ms, dev[p] / steps, wait[p] / steps]
-            for p in PHASES if p in host]
-    python = step_ms - sum(host.values()) / steps
-    rows.append(["python (outside every phase)", python, python / step_ms, 0.0,
-                 wait["python"] / steps])
-    rows.append(["step (wall)", step_ms, 1.0, sum(dev.values()) / steps,
-                 sum(wait.values()) / steps])
-    rows.append(["metrics (amortised over the real run)", metrics_ms, metrics_ms / step_ms,
-                 None, None])
-    return rows
+            wait[owner] += event.cpu_time_total / 1e3 / steps
+    for table in (host, dev, wait):  # the profiled run has no metrics: an empty phase
+        table.pop("metrics", None)
+        table.pop("observe", None)
+    step_ms = 1e3 * wall / steps
+    host["python"] = step_ms - sum(host.values())
+    names = [p for p in PHASES if p in host] + ["python"]
+    rows = [[p if p != "python" else "python (outside every phase)", _ms(host[p]),
+             f"{host[p] / step_ms:.1%}", _ms(dev[p]), _ms(wait[p])] for p in names]
+    rows.append(["step (wall)", _ms(step_ms), "100%", _ms(sum(dev.values())),
+                 _ms(sum(wait.values()))])
+    headers = ["phase", "host ms/step", "share", "device ms/step", "waiting ms/step"]
+    if device != "cuda":
+        headers, rows = headers[:3], [row[:3] for row in rows]
+    return headers, rows
 
 
-def top_operators(prof: Any, steps: int, k: int, device: str) -> list[list[Any]]:
+def top_operators(prof: Any, steps: int, k: int,
+                  device: str) -> tuple[list[str], list[list[str]]]:
     """The ``k`` operators with the most self time (device time on CUDA), per step."""
     key = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
     ops = [e for e in prof.key_averages() if not e.key.startswith(PREFIX)]
     ops.sort(key=lambda e: getattr(e, key), reverse=True)
-    return [[e.key[:48], e.count / steps, e.self_cpu_time_total / 1e3 / steps,
-             e.self_device_time_total / 1e3 / steps] for e in ops[:k]]
+    rows = [[e.key[:48], f"{e.count / steps:g}", _ms(e.self_cpu_time_total / 1e3 / steps),
+             _ms(e.self_device_time_total / 1e3 / steps)] for e in ops[:k]]
+    headers = ["operator", "calls/step", "self host ms/step", "self device ms/step"]
+    if device != "cuda":
+        headers, rows = headers[:3], [row[:3] for row in rows]
+    return headers, rows
 
 
 def report(title: str, real: Cell, short: Cell, bare: Cell, args: argparse.Namespace) -> None:
+    """The profiled split (printed first, so a time limit that stops the metrics' run
+    keeps it), then the unprofiled run with its metrics."""
+    prof, wall, steps = profiled(bare, args.warmup, args.device)
+    print(f"\n### {title}\n")
+    print(f"{args.device}, {steps} profiled steps after {args.warmup} (the profiler adds its "
+          "own overhead)\n")
+    for headers, rows in (phase_table(prof, wall, steps, args.device),
+                          top_operators(prof, steps, args.top, args.device)):
+        print(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
+                       colalign=("left",) + ("right",) * (len(headers) - 1)))
+        print(flush=True)
     stamps: list[tuple[int, float]] = []
     plain = run_cell(short, progress=lambda step, total, loss: stamps.append(
         (step, time.perf_counter())))
     if plain.status.value != "complete":
-        raise RuntimeError(f"the run ended {plain.status.value}: {plain.error}")
-    metrics_ms = metric_ms_per_step(real, short, plain, args.device)
-    prof, wall, steps = profiled(bare, args.warmup, args.device)
+        raise RuntimeError(f"the run with metrics ended {plain.status.value}: {plain.error}")
     after = [(s, t) for s, t in stamps if s >= args.warmup]
     (s0, t0), (s1, t1) = after[0], after[-1]
-    print(f"\n### {title}\n")
-    print(f"{args.device}, {steps} profiled steps after {args.warmup}; the same steps "
-          f"unprofiled: {1e3 * (t1 - t0) / max(1, s1 - s0):.1f} ms per step (the profiler "
-          "adds its own overhead to the figures below)\n", flush=True)
-    print(tabulate(phase_table(prof, wall, steps, metrics_ms), floatfmt=".3g", tablefmt="github",
-                   headers=["phase", "host ms/step", "share", "device ms/step",
-                            "waiting for the device ms/step"]))
-    print()
-    print(tabulate(top_operators(prof, steps, args.top, args.device), floatfmt=".3g",
-                   tablefmt="github", headers=["operator", "calls/step", "self host ms/step",
-                                               "self device ms/step"]))
+    step_ms = 1e3 * (t1 - t0) / max(1, s1 - s0)
+    metrics_ms = metric_ms_per_step(real, short, plain, args.device)
+    print(f"Unprofiled, with the metrics: {_ms(step_ms)} ms per step after step "
+          f"{args.warmup}; the metrics at the real run's cadence add {_ms(metrics_ms)} ms per "
+          f"step ({metrics_ms / step_ms:.1%})." if short.arms != bare.arms else
+          f"Unprofiled: {_ms(step_ms)} ms per step after step {args.warmup}.", flush=True)
 
 
 def main() -> None:

@@ -33,8 +33,9 @@ from geobench.contract.api import Arm, BuildContext
 from geobench.contract.plugins import registry
 from geobench.records import Cell
 from geobench.suite import expand, load_suite
-from geobench.train.engine import CHECK_EVERY, fp32_matmuls, run_cell
+from geobench.train.engine import CHECK_EVERY, run_cell
 from geobench.train.loader import batches
+from geobench.train.precision import fp32_matmuls
 
 SUITE = """\
 name: train_throughput

@@ -19,8 +19,8 @@ import math
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,8 @@ from geobench.records import TRAIN_LOSS_KEY, Cell, CellResult, Status, cross_arm
 from geobench.train.divergence import DivergenceGuard
 from geobench.train.loader import batch_hash, batches, steps_per_epoch
 from geobench.train.logs import CellLogs
-from geobench.train.phases import phase
+from geobench.train.phases import in_phase, phase
+from geobench.train.precision import fp32_matmuls
 from geobench.train.streams import (
     DATA,
     ORDER,
@@ -123,25 +124,6 @@ def _compiled(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
             return fn(*args)
 
     return call
-
-
-@contextmanager
-def fp32_matmuls(kind: str) -> Iterator[None]:
-    """float32 matmuls and cuDNN convolutions in full precision (``ieee``) or in TF32
-    (``tf32``, on GPUs with TF32 units) inside the block; torch's own settings after it.
-
-    torch's defaults (which ``precision: fp32`` trains with) are TF32 convolutions and
-    full-precision matmuls; metrics run under ``ieee``, so that their convolutions on an
-    Ampere-or-later GPU do not round inputs to 10 mantissa bits. The CPU has no TF32: there
-    both settings compute the same.
-    """
-    tf32 = kind == "tf32"
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def _same_weights(a: nn.Module, b: nn.Module) -> bool:
@@ -302,7 +284,7 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[_ArmRun], data: Data, augment: A
     pending: list[torch.Tensor] = []
     digest = []
     replicates = sorted({r.replicate for r in runs})
-    orders = [_in_phase("data", batches(data, stream_seed(trial, replicate_stream(ORDER, k)),
+    orders = [in_phase("data", batches(data, stream_seed(trial, replicate_stream(ORDER, k)),
                                         total + 1)) for k in replicates]
     torch.manual_seed(stream_seed(trial, TRAIN))
     train_rngs = {k: SavedRng(stream_seed(trial, replicate_stream(TRAIN, k)))
@@ -340,16 +322,6 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[_ArmRun], data: Data, augment: A
                 logs.send(result.series)
     result.batch_digest = batch_hash_of(digest)
     result.finals = finals_of(result.series)
-
-
-def _in_phase(name: str, items: Iterator[Batch]) -> Iterator[Batch]:
-    """``items``, each drawn inside ``phase(name)``."""
-    while True:
-        with phase(name):
-            item = next(items, None)
-        if item is None:
-            return
-        yield item
 
 
 def batch_hash_of(hashes: list[str]) -> str:

@@ -12,12 +12,15 @@ it costs one attribute read.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, nullcontext
+from typing import TypeVar
 
 from torch.autograd import profiler
 
 PHASES = ("data", "augment", "forward", "backward", "optimizer", "observe", "metrics", "check")
 PREFIX = "geobench/"
+T = TypeVar("T")
 
 
 def phase(name: str) -> AbstractContextManager:
@@ -25,3 +28,13 @@ def phase(name: str) -> AbstractContextManager:
     if profiler._is_profiler_enabled:
         return profiler.record_function(PREFIX + name)
     return nullcontext()
+
+
+def in_phase(name: str, items: Iterator[T]) -> Iterator[T]:
+    """``items``, each drawn inside ``phase(name)``."""
+    while True:
+        with phase(name):
+            item = next(items, None)
+        if item is None:
+            return
+        yield item

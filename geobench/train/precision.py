@@ -1,0 +1,27 @@
+"""The float32 precision of a block of GPU work: full IEEE or TF32."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+
+@contextmanager
+def fp32_matmuls(kind: str) -> Iterator[None]:
+    """float32 matmuls and cuDNN convolutions in full precision (``ieee``) or in TF32
+    (``tf32``, on GPUs with TF32 units) inside the block; torch's own settings after it.
+
+    torch's defaults (which ``precision: fp32`` trains with) are TF32 convolutions and
+    full-precision matmuls; metrics run under ``ieee``, so that their convolutions on an
+    Ampere-or-later GPU do not round inputs to 10 mantissa bits. The CPU has no TF32: there
+    both settings compute the same.
+    """
+    tf32 = kind == "tf32"
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
