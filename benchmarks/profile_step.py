@@ -47,7 +47,7 @@ from geobench.records import Cell, CellResult
 from geobench.run.estimate import Calibration, calibration_path, cell_steps, evaluations
 from geobench.run.preflight import Shortening, design_points, shortened
 from geobench.suite import expand, load_suite
-from geobench.train.engine import run_cell
+from geobench.train.engine import resolve_device, run_cell
 from geobench.train.phases import PHASES, PREFIX
 
 SIMCLR = """\
@@ -188,12 +188,13 @@ def top_operators(prof: Any, steps: int, k: int,
 def report(title: str, real: Cell, short: Cell, bare: Cell, args: argparse.Namespace) -> None:
     """The profiled split (printed first, so a time limit that stops the metrics' run
     keeps it), then the unprofiled run with its metrics."""
-    prof, wall, steps = profiled(bare, args.warmup, args.device)
+    device = resolve_device(next(iter(short.specs.values())).train.device).type
+    prof, wall, steps = profiled(bare, args.warmup, device)
     print(f"\n### {title}\n")
-    print(f"{args.device}, {steps} profiled steps after {args.warmup} (the profiler adds its "
+    print(f"{device}, {steps} profiled steps after {args.warmup} (the profiler adds its "
           "own overhead)\n")
-    for headers, rows in (phase_table(prof, wall, steps, args.device),
-                          top_operators(prof, steps, args.top, args.device)):
+    for headers, rows in (phase_table(prof, wall, steps, device),
+                          top_operators(prof, steps, args.top, device)):
         print(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
                        colalign=("left",) + ("right",) * (len(headers) - 1)))
         print(flush=True)
@@ -205,7 +206,7 @@ def report(title: str, real: Cell, short: Cell, bare: Cell, args: argparse.Names
     after = [(s, t) for s, t in stamps if s >= args.warmup]
     (s0, t0), (s1, t1) = after[0], after[-1]
     step_ms = 1e3 * (t1 - t0) / max(1, s1 - s0)
-    metrics_ms = metric_ms_per_step(real, short, plain, args.device)
+    metrics_ms = metric_ms_per_step(real, short, plain, device)
     print(f"Unprofiled, with the metrics: {_ms(step_ms)} ms per step after step "
           f"{args.warmup}; the metrics at the real run's cadence add {_ms(metrics_ms)} ms per "
           f"step ({metrics_ms / step_ms:.1%})." if short.arms != bare.arms else
@@ -214,7 +215,8 @@ def report(title: str, real: Cell, short: Cell, bare: Cell, args: argparse.Names
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--device", choices=["cpu", "cuda"], help="replace train.device (default: "
+                    "the SimCLR step on cuda when available, a suite on its own train.device)")
     ap.add_argument("--batch", type=int, help="SimCLR batch (default 256 on CUDA, 8 on the "
                     "CPU); for suites a cap on the profile's batch size")
     ap.add_argument("--steps", type=int, default=40)
@@ -240,12 +242,13 @@ def main() -> None:
         for name in ("fashion-mnist", "mnist"):
             write_mnist(args.fake_data / name, 5000, 1000)
         os.environ["GEOBENCH_DATA"] = str(args.fake_data)
-    name = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
-    print(f"device: {args.device} ({name}), torch {torch.__version__}, "
-          f"{torch.get_num_threads()} threads")
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
+    print(f"GPU: {gpu}, torch {torch.__version__}, {torch.get_num_threads()} CPU threads; "
+          "a suite runs on its profile's train.device unless --device says otherwise")
     if not args.no_simclr:
-        simclr = argparse.Namespace(**{**vars(args), "batch": args.batch
-                                       or (256 if args.device == "cuda" else 8)})
+        device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        simclr = argparse.Namespace(**{**vars(args), "device": device, "batch": args.batch
+                                       or (256 if device == "cuda" else 8)})
         cell = simclr_cell(simclr)
         report(f"SimCLR ResNet-18 (3x32x32), batch {simclr.batch} x 2 views", cell, cell, cell,
                simclr)
