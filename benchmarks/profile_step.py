@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -41,6 +40,7 @@ from typing import Any
 import torch
 from tabulate import tabulate
 from torch.autograd.profiler_util import FunctionEvent
+from train_throughput import make_cell  # this folder: the SimCLR ResNet-18 step
 
 from geobench.contract.plugins import describe_failure, registry
 from geobench.records import Cell, CellResult
@@ -50,25 +50,7 @@ from geobench.suite import expand, load_suite
 from geobench.train.engine import resolve_device, run_cell
 from geobench.train.phases import PHASES, PREFIX
 
-SIMCLR = """\
-name: simclr_resnet18
-base:
-  data: {{name: digits, size: 32, channels: 3, batch_size: {batch}}}
-  augment: {{name: simclr}}
-  backbone: {{name: timm, model: resnet18, cifar_stem: true}}
-  head: {{name: mlp, depth: 2, hidden: 512, out: 128}}
-  objective: {{name: cl, tau: 0.5}}
-  optimizer: {{name: sgd, lr: 0.1, momentum: 0.9}}
-  train: {{steps: {steps}, device: {device}}}
-"""
 SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
-
-
-def simclr_cell(args: argparse.Namespace) -> Cell:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "suite.yaml"
-        path.write_text(SIMCLR.format(batch=args.batch, steps=args.steps, device=args.device))
-        return expand(load_suite(path), registry())[0]
 
 
 def suite_cells(path: str, args: argparse.Namespace) -> tuple[Cell, Cell, Cell]:
@@ -249,7 +231,7 @@ def main() -> None:
         device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
         simclr = argparse.Namespace(**{**vars(args), "device": device, "batch": args.batch
                                        or (256 if device == "cuda" else 8)})
-        cell = simclr_cell(simclr)
+        cell = make_cell(simclr, "fp32")  # the fp32 eager SimCLR step
         report(f"SimCLR ResNet-18 (3x32x32), batch {simclr.batch} x 2 views", cell, cell, cell,
                simclr)
     for path in args.suite:  # one failing suite does not stop the others
