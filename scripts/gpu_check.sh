@@ -30,10 +30,10 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >>"$out/rep
 run 20 $py -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
 
 log "GPU-marked tests"
-run 100 $py -m pytest -q -m gpu -p no:cacheprovider tests
+run 120 $py -m pytest -q -m gpu -p no:cacheprovider tests
 
 log "training throughput (SimCLR ResNet-18, 3x32x32, batch 256 x 2 views)"
-run 100 $py benchmarks/train_throughput.py --batch 256 --steps 40
+run 90 $py benchmarks/train_throughput.py --batch 256 --steps 40
 cp benchmarks/results/train_throughput_cuda.json "$out/" 2>/dev/null
 
 log "MirrorDescent step vs SGD(foreach), ResNet-18: eager, then compiled"
@@ -45,6 +45,6 @@ log "where a step's time goes: SimCLR step, then each suite's full profile (firs
   || run 15 $py scripts/fake_data.py "$GEOBENCH_DATA" --n-train 5000 --n-test 1000
 run 20 $py benchmarks/profile_step.py --steps 30
 for suite in suites/*.yaml; do  # one process per suite: a slow one stops alone
-  run 16 $py benchmarks/profile_step.py --steps 30 --no-simclr --suite "$suite"
+  run 14 $py benchmarks/profile_step.py --steps 30 --no-simclr --suite "$suite"
 done
 log "done"

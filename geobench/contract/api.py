@@ -89,7 +89,8 @@ def host_to_device(tensor: Tensor, device: torch.device) -> Tensor:
     A plain ``.to("cuda")`` of pageable memory waits until the GPU has finished all queued
     work, so the host cannot queue the next kernels meanwhile; on CUDA the tensor is copied
     through pinned memory with ``non_blocking=True`` instead (the copy is ordered on the
-    stream like any kernel). Elsewhere it is ``tensor.to(device)``.
+    stream like any kernel). Elsewhere it is ``tensor.to(device)``. A tensor that is already
+    pinned is copied from its own memory: do not write to it until the device has run.
     """
     if torch.device(device).type == "cuda" and tensor.device.type == "cpu":
         return tensor.pin_memory().to(device, non_blocking=True)

@@ -11,17 +11,19 @@ import torch
 @contextmanager
 def fp32_matmuls(kind: str) -> Iterator[None]:
     """float32 matmuls and cuDNN convolutions in full precision (``ieee``) or in TF32
-    (``tf32``, on GPUs with TF32 units) inside the block; torch's own settings after it.
+    (``tf32``, on GPUs with TF32 units) inside the block; the previous settings after it.
 
     torch's defaults (which ``precision: fp32`` trains with) are TF32 convolutions and
     full-precision matmuls; metrics run under ``ieee``, so that their convolutions on an
     Ampere-or-later GPU do not round inputs to 10 mantissa bits. The CPU has no TF32: there
-    both settings compute the same.
+    both settings compute the same. Matmuls are set through
+    ``torch.backends.cuda.matmul.fp32_precision`` (readable whichever API set it),
+    convolutions through ``torch.backends.cudnn.allow_tf32`` (what inductor reads).
     """
-    tf32 = kind == "tf32"
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    saved = matmul.fp32_precision, cudnn.allow_tf32
+    matmul.fp32_precision, cudnn.allow_tf32 = kind, kind == "tf32"
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        matmul.fp32_precision, cudnn.allow_tf32 = saved

@@ -140,12 +140,12 @@ def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_
     @contextlib.contextmanager
     def recorded(kind):
         with real(kind):
-            seen.append((kind, torch.backends.cuda.matmul.allow_tf32,
+            seen.append((kind, torch.backends.cuda.matmul.fp32_precision,
                          torch.backends.cudnn.allow_tf32))
             yield
 
     monkeypatch.setattr(engine, "fp32_matmuls", recorded)
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    saved = torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.allow_tf32
     (tmp_path / "fp32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)))
     (tmp_path / "tf32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)).replace(
         "device: cpu}", "device: cpu, precision: tf32}"))
@@ -153,9 +153,9 @@ def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_
     tf32 = dataclasses.replace(expand(load_suite(tmp_path / "tf32.yaml"), registry())[0],
                                id=fp32.id)
     a = run_cell(fp32)
-    assert {s for s in seen} == {("ieee", False, False)}  # fp32 steps: torch's defaults
+    assert {s for s in seen} == {("ieee", "ieee", False)}  # fp32 steps: torch's defaults
     seen.clear()
     b = run_cell(tf32)
     assert a.status == b.status == "complete" and a.series == b.series
-    assert seen.count(("tf32", True, True)) == 20 and ("ieee", False, False) in seen
-    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == saved
+    assert seen.count(("tf32", "tf32", True)) == 20 and ("ieee", "ieee", False) in seen
+    assert (torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.allow_tf32) == saved

@@ -44,8 +44,8 @@ TOLERANCE = {"precision: bf16": 5e-2, "precision: tf32": 2e-2, "compile: true": 
              "precision: bf16, channels_last: true, compile: true": 5e-2}
 
 
-def _losses(tmp_path, options: str, like=None) -> tuple[list[float], object]:
-    path = tmp_path / "fast.yaml"
+def _losses(folder, options: str, like=None) -> tuple[list[float], object]:
+    path = folder / "fast.yaml"
     path.write_text(SIMCLR.replace("OPTIONS", options))
     cell = expand(load_suite(path), registry())[0]
     if like is not None:
@@ -55,9 +55,15 @@ def _losses(tmp_path, options: str, like=None) -> tuple[list[float], object]:
     return [v for _, key, _, v in result.series if key == "loss.train"], cell
 
 
+@pytest.fixture(scope="module")
+def fp32_eager(tmp_path_factory):
+    """The reference run, once for every option."""
+    return _losses(tmp_path_factory.mktemp("fp32"), "precision: fp32")
+
+
 @pytest.mark.parametrize("options", list(TOLERANCE))
-def test_fast_options_train_like_fp32_eager(tmp_path, options):
-    reference, cell = _losses(tmp_path, "precision: fp32")
+def test_fast_options_train_like_fp32_eager(tmp_path, options, fp32_eager):
+    reference, cell = fp32_eager
     fast, _ = _losses(tmp_path, options, like=cell)
     assert fast == pytest.approx(reference, rel=TOLERANCE[options])
 
