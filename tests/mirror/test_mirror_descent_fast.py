@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import io
+from itertools import accumulate
 
 import pytest
 import torch
@@ -75,24 +76,32 @@ def gradients(params: list[Tensor], step: int, gen: torch.Generator) -> list[Ten
     return grads
 
 
+def beside_references(opt: MirrorDescent, params: list[Tensor], cpu: list[Tensor], groups,
+                      steps: int) -> tuple[list[Tensor], list[Tensor]]:
+    """Step ``opt`` over ``params`` with seeded gradients beside the per-tensor references
+    of ``groups(cpu)`` in ``cpu``'s dtype and in float64; the references' final θ."""
+    same = Reference(groups(cpu), cpu[0].dtype)
+    exact = Reference(groups(cpu), torch.float64)
+    sizes = [len(g["params"]) for g in groups(cpu)]
+    gen = torch.Generator().manual_seed(1)
+    for step in range(steps):
+        grads = gradients(cpu, step, gen)
+        for p, g in zip(params, grads, strict=True):
+            p.grad = None if g is None else g.to(p.device, p.dtype)
+        opt.step()
+        split = [grads[a:b] for a, b in zip(accumulate(sizes, initial=0), accumulate(sizes))]
+        same.step(split)
+        exact.step(split)
+    return ([t for g in same.groups for t in g["theta"]],
+            [t for g in exact.groups for t in g["theta"]])
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_matches_the_per_tensor_reference_over_300_steps(monkeypatch, dtype):
     monkeypatch.setattr(md, "_CHUNK", 64)  # several chunks and runs on small tensors
     params = make_params(dtype)
     opt = MirrorDescent(groups_of(params), lr=0.1)
-    same = Reference(groups_of(params), dtype)
-    exact = Reference(groups_of(params), torch.float64)
-    gen = torch.Generator().manual_seed(1)
-    for step in range(300):
-        grads = gradients(params, step, gen)
-        for p, g in zip(params, grads, strict=True):
-            p.grad = None if g is None else g.to(dtype)
-        opt.step()
-        split = [grads[0:3], grads[3:5], grads[5:7], grads[7:9]]
-        same.step(split)
-        exact.step(split)
-    expected = [t for g in same.groups for t in g["theta"]]
-    expected64 = [t for g in exact.groups for t in g["theta"]]
+    expected, expected64 = beside_references(opt, params, params, groups_of, 300)
     for p, t, t64 in zip(params, expected, expected64, strict=True):
         scale = float(t64.abs().max())
         torch.testing.assert_close(p.detach(), t, rtol=1e-6, atol=1e-7 * scale)
@@ -352,20 +361,7 @@ def test_the_cuda_path_matches_the_cpu_references(compile, layout):
                  "lr": 0.05, "weight_decay": 0.01}]
 
     opt = MirrorDescent(groups(cuda), lr=0.1, compile=compile)
-    same = Reference(groups(cpu), torch.float32)
-    exact = Reference(groups(cpu), torch.float64)
-    gen = torch.Generator().manual_seed(1)
-    for step in range(100):
-        grads = gradients(cpu, step, gen)
-        for p, g in zip(cuda, grads, strict=True):
-            p.grad = None if g is None else g.float().cuda()
-        opt.step()
-        split = ([grads] if layout != "groups" else
-                 [grads[0:3], grads[3:5], grads[5:7], grads[7:9]])
-        same.step(split)
-        exact.step(split)
-    thetas = [t for g in same.groups for t in g["theta"]]
-    thetas64 = [t for g in exact.groups for t in g["theta"]]
+    thetas, thetas64 = beside_references(opt, cuda, cpu, groups, 100)
     for p, t, t64 in zip(cuda, thetas, thetas64, strict=True):
         scale = float(t64.abs().max())
         torch.testing.assert_close(p.detach().cpu(), t, rtol=1e-5, atol=1e-6 * scale)
