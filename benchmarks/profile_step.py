@@ -47,7 +47,8 @@ from geobench.records import Cell, CellResult
 from geobench.run.estimate import Calibration, calibration_path, cell_steps, evaluations
 from geobench.run.preflight import Shortening, design_points, shortened
 from geobench.suite import expand, load_suite
-from geobench.train.engine import resolve_device, run_cell
+from geobench.train.device import resolve_device
+from geobench.train.engine import run_cell
 from geobench.train.phases import PHASES, PREFIX
 
 SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")

@@ -1,5 +1,9 @@
 """The types a plugin implements and receives, at their stable import path (defined in
-``geobench.contract.api``)."""
+``geobench.contract.api``), and the seeded batch order a plugin that trains or probes
+outside a cell draws from (``batches``, defined in ``geobench.train.loader``)."""
 
 from geobench.contract.api import *  # noqa: F403
-from geobench.contract.api import __all__  # noqa: F401
+from geobench.contract.api import __all__ as _contract
+from geobench.train.loader import batches
+
+__all__ = [*_contract, "batches"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from geobench.contract.errors import RegistryError
 from geobench.contract.plugins import BUILTINS, GROUP
-from geobench.report.output import write_files
+from geobench.publish.output import write_files
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 MAX_LENGTH = 40  # the generated code keeps to 100-character lines

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import torch
 from pydantic import Field
-from torch import Tensor, nn
+from torch import Tensor
 
 from geobench.components.lars import LARS
-from geobench.contract.api import BuildContext, Params
+from geobench.contract.api import BuildContext, Params, trainable
 
 
 class SGDParams(Params):
@@ -40,11 +40,6 @@ class LARSParams(Params):
     exclude_bias_and_norm: bool = Field(
         True, description="no trust ratio or weight decay for parameters with ndim <= 1"
     )
-
-
-def trainable(model: nn.Module) -> list[tuple[str, Tensor]]:
-    """The parameters an optimizer over ``model`` updates: those with requires_grad."""
-    return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
 
 
 def _params(ctx: BuildContext) -> list[Tensor]:

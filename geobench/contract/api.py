@@ -357,7 +357,12 @@ class MirrorMap(abc.ABC):
 Factory = Callable[[Any, BuildContext], Any]
 
 
+def trainable(model: nn.Module) -> list[tuple[str, Tensor]]:
+    """The parameters an optimizer over ``model`` updates: those with requires_grad."""
+    return [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+
+
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
            "EmptyParams", "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger",
            "Metric", "MetricContext", "MetricParams", "MirrorMap", "Nested", "Objective",
-           "Params", "StepEvent", "host_to_device"]
+           "Params", "StepEvent", "host_to_device", "trainable"]

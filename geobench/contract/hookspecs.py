@@ -6,10 +6,16 @@ params=<pydantic model>, doc="...")`` once per component; a metric also passes
 as ``acc_*``). Any component may pass ``gives`` and ``needs``: the facts it makes true of
 its arm and what it needs of the others (``geobench.contract.needs``), checked on every
 grid point before any cell trains. ``register_commands(cli)`` adds subcommands with
-``cli.add(name, summary, main)``, ``main(argv) -> exit status``. Keep a plugin's top-level
-imports light (pluggy, geobench.hookspecs) and import its implementation inside the hooks:
-every command, ``--help`` included, loads the plugin modules.
+``cli.add(name, summary, arguments, main)``: ``arguments(parser)`` adds the command's options
+to its argparse parser, ``main(args) -> exit status`` runs it on the parsed ones. Keep a
+plugin's top-level imports light (pluggy, geobench.hookspecs) and import its implementation
+inside the hooks, or name it with ``lazy("module:function")``: every command, ``--help``
+included, loads the plugin modules.
 """
+
+import importlib
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 
@@ -78,7 +84,19 @@ class Specs:
 
     @hookspec
     def register_commands(self, cli):
-        """Add subcommands: cli.add(name, summary, main) with main(argv: list[str]) -> int."""
+        """Add subcommands: cli.add(name, summary, arguments, main) with
+        arguments(parser: argparse.ArgumentParser) -> None and main(args) -> int."""
 
 
 HOOKS = tuple(name for name in vars(Specs) if name.startswith("register_"))
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """``"module:function"`` as a function that imports its module on first call, so a
+    hook can name a command's ``arguments`` and ``main`` without importing them."""
+    module, _, name = target.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    return call

@@ -21,16 +21,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from geobench.claims.table import claims_section
+from geobench.claims.values import StoredValues, declared
+from geobench.claims.verdicts import evaluate
 from geobench.contract.api import FieldDoc
 from geobench.contract.registry import Registry
+from geobench.publish.markdown import md_cell
+from geobench.publish.output import Content, check_writable, figure_bytes, write_files
 from geobench.records import SINGLE_ARM, Cell
 from geobench.report import tables
-from geobench.report.claims import evaluate
-from geobench.report.claims_report import claims_section
-from geobench.report.markdown import md_cell
-from geobench.report.output import Content, check_writable, figure_bytes, write_files
 from geobench.report.tables import MISSING, Groups, aggregate
-from geobench.report.values import StoredValues, declared
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec

@@ -73,6 +73,26 @@ def series_rows(store: str | Path, suite: str | None = None, profile: str | None
     return sorted(rows, key=_order)
 
 
+def cell_records(store: str | Path, cells: list[Cell]) -> list[Row]:
+    """One object per cell of ``cells``, in their order: id, trial seed, config, status
+    (``missing`` where the store has none), error and final values."""
+    from geobench.run.store import Store
+
+    opened = Store(store, read_only=True)
+    try:
+        stored = opened.cells([c.id for c in cells])
+    finally:
+        opened.close()
+    records = []
+    for cell in cells:
+        row = stored.get(cell.id)
+        records.append({"cell": cell.id, "trial_seed": cell.trial_seed, "config": cell.config(),
+                        "status": row["status"] if row else str(Status.MISSING),
+                        "error": row["error"] if row else None,
+                        "metrics": row["metrics"] if row else {}})
+    return records
+
+
 def missing_rows(cells: Iterable[Cell]) -> list[Row]:
     """One row per cell of ``cells`` with status ``missing``, shaped as ``result_rows``' row
     of a cell without values: for the cells of a suite that the store does not hold."""

@@ -14,11 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from geobench.claims.stats import t_half_width
+from geobench.claims.values import StoredValues
 from geobench.contract.api import FieldDoc
+from geobench.publish.markdown import markdown_table
 from geobench.records import SINGLE_ARM, Cell, Status
-from geobench.report.markdown import markdown_table
-from geobench.report.stats import t_half_width
-from geobench.report.values import StoredValues
 from geobench.suite.schema import LeaderboardMetric
 from geobench.suite.where import config_value, matches, named_arms, selects
 

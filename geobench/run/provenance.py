@@ -10,12 +10,12 @@ from typing import Any
 
 import torch
 
-import geobench
+from geobench.version import __version__
 
 
 def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=Path(geobench.__file__).parent,
+        out = subprocess.run(["git", *args], cwd=Path(__file__).parent,
                              capture_output=True, text=True, timeout=10, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -31,6 +31,6 @@ def provenance() -> dict[str, Any]:
         "git_dirty": bool(status) if status is not None else None,
         "python": platform.python_version(),
         "torch": torch.__version__,
-        "geobench": geobench.__version__,
+        "geobench": __version__,
         "host": platform.node(),
     }

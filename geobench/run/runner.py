@@ -15,6 +15,7 @@ import torch
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from geobench.claims import expand_checked
 from geobench.contract.api import BuildContext
 from geobench.contract.errors import describe_validation_error
 from geobench.contract.plugins import describe_failure, registry
@@ -24,9 +25,10 @@ from geobench.records import Cell, CellResult, Status
 from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
 from geobench.run.provenance import provenance
 from geobench.run.store import DEFAULT_STORE, Store
-from geobench.suite import CELL_LIMIT, expand, load_suite
-from geobench.train.engine import Progress, run_cell
+from geobench.suite import CELL_LIMIT, load_suite
+from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
+from geobench.train.recording import Progress
 
 POLL_S = 5.0  # seconds between looks at the leases other runs hold
 STEP_LINE_S = 60.0  # off a TTY, the longest silence inside a running cell
@@ -234,7 +236,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     o = options or RunOptions()
     reg = registry()
     loaded = load_suite(path)
-    cells = expand(loaded, reg, o.profile, o.overrides, o.cell_limit, o.only)
+    cells = expand_checked(loaded, reg, o.profile, o.overrides, o.cell_limit, o.only)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, o.executor,
                                                o.executor_options))
     chosen = select_loggers(reg, loaded.suite.loggers, list(o.loggers))

@@ -1,6 +1,6 @@
 """Checks of a suite beyond its schema: keys that name run-spec fields, arms and metrics,
-claims, exclude entries, leaderboard keys, the executor and loggers, finite numbers and
-dataset sizes.
+exclude entries, leaderboard keys, the executor and loggers, finite numbers and dataset
+sizes (the claims' are ``geobench.claims.checks``, with the helpers here).
 Each raises the suite's one-line ``SuiteError`` through ``loaded.fail``."""
 
 from __future__ import annotations
@@ -37,46 +37,6 @@ def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
         raise loaded.fail(
             loc, f"{key!r} is not a run-spec key{did_you_mean(head, fields)}; "
                  f"keys start with one of: {', '.join(fields)}, arms")
-
-
-def check_claims(loaded: LoadedSuite) -> None:
-    """Every key a claim names is a run-spec key, and every arm it names exists."""
-    suite = loaded.suite
-    arms = list(suite.arms) or [SINGLE_ARM]
-    parts = [(("claims", i) + (("also", j - 1) if j else ()), part)
-             for i, claim in enumerate(suite.claims) for j, part in enumerate(claim.parts)]
-    for loc, claim in parts:
-        named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
-        for where in claim.alternatives:
-            if "arm" in where:
-                arm = where["arm"]
-                named += [str(a) for a in arm] if isinstance(arm, list) else [str(arm)]
-        if claim.compare is not None and claim.compare.arm is not None:
-            named += claim.compare.arm
-        for arm in named:
-            if arm not in arms:
-                raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
-                                       f"arms: {', '.join(arms)}")
-        if claim.where == []:
-            raise loaded.fail(loc + ("where",), "a list of 'where' maps needs at least one")
-        for j, where in enumerate(claim.alternatives):
-            at = loc + (("where", j) if isinstance(claim.where, list) else ("where",))
-            if not where and isinstance(claim.where, list):
-                raise loaded.fail(at, "an alternative of 'where' needs at least one key")
-            if isinstance(claim.where, list) and len(arms) > 1 and named \
-                    and "arm" not in where and "/" not in claim.metric \
-                    and (claim.compare is None or claim.compare.arm is None):
-                raise loaded.fail(at, f"claim {claim.id!r}: name the arm in every map of "
-                                      f"'where' (arms: {', '.join(arms)})")
-            for key in where:
-                if key != "arm":
-                    check_key(loaded, at + (key,), key, suite.arms, ("trial_seed",))
-        if claim.compare is not None and claim.compare.key is not None:
-            check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
-        if len(arms) > 1 and not named:
-            raise loaded.fail(loc + ("metric",), f"claim {claim.id!r}: the suite has arms "
-                              f"({', '.join(arms)}); name one as '<arm>/{claim.metric}', "
-                              "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
 
 
 def check_structure(loaded: LoadedSuite) -> None:
@@ -206,33 +166,6 @@ def check_result_key(loaded: LoadedSuite, registry: Registry, loc: Loc, key: str
         raise loaded.fail(loc, f"{what}: metric {specs[mid]!r} has no field "
                                f"{fld!r}{did_you_mean(fld, list(entry.fields))}; fields: "
                                f"{', '.join(entry.fields)}")
-
-
-def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
-                         profile: str) -> None:
-    """Every claim's metric is measured in the profile, with a field the metric declares."""
-    specs = measured(cells)
-    for i, claim in enumerate(loaded.suite.claims):
-        for j, part in enumerate(claim.parts):
-            loc = ("claims", i) + (("also", j - 1) if j else ())
-            check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
-                              f"profile {profile!r}", f"claim {claim.id!r}")
-            _check_rate(loaded, registry, loc, part, specs)
-
-
-def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
-                specs: dict[str, str]) -> None:
-    """A rate is compared with c ± margin strictly between 0 and 1 (else no data decide it)."""
-    parsed = parse_metric_key(part.metric)
-    doc = None if parsed.series == TRAIN_LOSS_KEY else \
-        registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
-    if part.interval(doc is not None and doc.binary) != "rate":
-        return
-    edge = part.threshold + (part.margin if part.expects_greater else -part.margin)
-    if not 0 < edge < 1:
-        raise loaded.fail(loc + ("expect",), f"claim {part.id!r} tests a rate against "
-                          f"c ± margin = {edge:g}; a rate is compared with a value strictly "
-                          "between 0 and 1")
 
 
 def check_board_metrics(loaded: LoadedSuite, registry: Registry,

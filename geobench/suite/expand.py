@@ -250,7 +250,6 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
                               {**varied, "trial_seed": seed}, versions, specs))
     if not cells:
         raise loaded.fail(exclude_loc, f"every cell of profile {view.name!r} is excluded")
-    checks.check_claim_metrics(loaded, registry, cells, view.name)
     return cells
 
 
@@ -258,15 +257,15 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
                    cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
     """Check the whole suite before any cell runs and return every profile's cells.
 
-    Checked: the claims, exclude and leaderboard keys, the executor and the loggers; the
+    Checked: the exclude and leaderboard keys, the executor and the loggers; the
     base and each arm as written (merged over the base), so a value that every cell
     overrides is still checked (a base that leaves components to its profiles is checked
     merged into each); each profile's base and arms as written; the full expansion of
     every profile (at most ``cell_limit`` cells each, counted before any is built); and
-    that every filter can match (``filters``).
+    that every filter can match (``filters``). The claims are checked on these cells by
+    ``geobench.claims.checks``.
     """
     suite = loaded.suite
-    checks.check_claims(loaded)
     checks.check_structure(loaded)
     checks.check_components(loaded, registry)
     accepts = accepts_of(registry)
@@ -287,24 +286,38 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
     return cells
 
 
+def check_profile(loaded: LoadedSuite, profile: str) -> None:
+    """``profile`` is ``smoke`` or a profile the suite declares."""
+    if profile not in loaded.suite.profiles and profile != "smoke":
+        names = list(loaded.suite.profiles)
+        raise loaded.fail(("profiles",), f"no profile {profile!r}{did_you_mean(profile, names)}; "
+                                         f"profiles: {', '.join(names) or 'none'}")
+
+
+def profile_cells(loaded: LoadedSuite, registry: Registry, profiles: dict[str, list[Cell]],
+                  profile: str, overrides: dict[str, Any] | None = None,
+                  cell_limit: int = CELL_LIMIT, only: dict[str, list[Any]] | None = None
+                  ) -> list[Cell]:
+    """``profile``'s cells of the validated ``profiles``, expanded again under ``overrides``
+    and ``only`` when they are given."""
+    if not overrides and not only:
+        return profiles[profile]
+    accepts = accepts_of(registry)
+    view = profile_view(loaded, profile, loaded.suite.profiles.get(profile), accepts)
+    return _expand(loaded, registry, view, overrides or {}, cell_limit, accepts, only=only)
+
+
 def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
            overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT,
            only: dict[str, list[Any]] | None = None) -> list[Cell]:
     """All cells of the suite under ``profile``, validated and resolved; the whole suite
-    (every profile) is validated first (``validate_suite``).
+    (every profile) is validated first (``validate_suite``); its claims are not
+    (``geobench.claims.expand_checked`` checks them too).
 
     ``overrides`` (dotted key -> value, the command line's ``--set``) apply to every cell
     after the grid, as single-valued axes; ``only`` (grid or zip key -> values, ``--only``)
     keeps the grid points where each key takes one of its values.
     """
-    suite = loaded.suite
-    if profile not in suite.profiles and profile != "smoke":
-        names = list(suite.profiles)
-        raise loaded.fail(("profiles",), f"no profile {profile!r}{did_you_mean(profile, names)}; "
-                                         f"profiles: {', '.join(names) or 'none'}")
-    cells = validate_suite(loaded, registry, cell_limit)
-    if not overrides and not only:
-        return cells[profile]
-    accepts = accepts_of(registry)
-    view = profile_view(loaded, profile, suite.profiles.get(profile), accepts)
-    return _expand(loaded, registry, view, overrides or {}, cell_limit, accepts, only=only)
+    check_profile(loaded, profile)
+    return profile_cells(loaded, registry, validate_suite(loaded, registry, cell_limit),
+                         profile, overrides, cell_limit, only)

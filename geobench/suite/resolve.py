@@ -10,7 +10,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-import geobench
 from geobench.contract.errors import describe_validation_error, error_loc
 from geobench.contract.params import nested_kinds, nested_specs
 from geobench.contract.registry import Registry, RegistryError
@@ -21,6 +20,7 @@ from geobench.suite.merge import Accepts, View, assign, merge_run, overlay_run
 from geobench.suite.needs import check_needs
 from geobench.suite.schema import MAX_NAME
 from geobench.suite.yamlio import SuiteError
+from geobench.version import __version__
 
 METRIC_ID = re.compile(r"[A-Za-z0-9_]+")
 MAX_NESTING = 8  # components inside components inside ...
@@ -185,7 +185,7 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
     gleu`` under arms that each set their own) is still validated; what the components need
     of each other is checked on the arms as they run, not on this mixture."""
     suite, prof = loaded.suite, view.prof
-    arms, specs, versions = {}, {}, {"geobench": geobench.__version__}
+    arms, specs, versions = {}, {}, {"geobench": __version__}
     for arm in view.arms:
         spec = merge_run(view.base, view.arms[arm], accepts)
         mine = f"arms.{arm}."

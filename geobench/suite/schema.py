@@ -49,7 +49,7 @@ Seeds = Annotated[StrictInt | list[StrictInt], AfterValidator(_trial_seeds)]
 
 
 Stat = Literal["last", "first", "min", "max", "mean"]
-"""Reductions of a run's series (``geobench.report.values.series_stat``)."""
+"""Reductions of a run's series (``geobench.claims.values.series_stat``)."""
 
 
 

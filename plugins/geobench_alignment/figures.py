@@ -19,16 +19,25 @@ over seeds with their standard deviation.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from geobench.records import Cell, cross_arm, metric_key
-from geobench.report.figures import StoredSuite, figure_folder, figure_parser, read_stored
-from geobench.report.output import figure_bytes, write_files
-from geobench.suite import get_dotted
+from geobench.figures import (
+    Cell,
+    StoredSuite,
+    cross_arm,
+    figure_bytes,
+    figure_folder,
+    figure_options,
+    get_dotted,
+    metric_key,
+    read_stored,
+    write_files,
+)
 
 FACTORS = {
     "dataset": "data.name",
@@ -38,7 +47,6 @@ FACTORS = {
     "scaling": "train.lr_scaling",
 }
 METRIC = "cka.debiased"
-COMMAND = "alignment-figures"
 Lines = dict[Any, dict[Any, list[float]]]  # line label -> x -> values over seeds
 
 
@@ -166,11 +174,15 @@ def render(stored: StoredSuite, out: Path) -> list[Path]:
     return list(pngs)
 
 
-def main(argv: list[str]) -> int:
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``geobench alignment-figures``."""
+    figure_options(parser, __doc__, "folder of the figures (default: leaderboards/ beside the "
+                                    "store)")
+
+
+def main(args: argparse.Namespace) -> int:
     """``geobench alignment-figures``: write the four figures, print their paths."""
-    args = figure_parser(COMMAND, __doc__, "folder of the figures (default: leaderboards/ "
-                                           "beside the store)").parse_args(argv)
-    stored = read_stored(args.suite, args.profile, args.store, [METRIC])
+    stored = read_stored(args, [METRIC])
     if not stored.finals():
         print(f"no complete cells of {args.suite} [{args.profile}] in {args.store}",
               file=sys.stderr)

@@ -2,17 +2,13 @@
 alignment metrics of paper P3 (CKA, RSA, similarity gap, weight distance, Theorem 1 bound,
 similarity descent) and the command ``geobench alignment-figures``."""
 
-from geobench.hookspecs import hookimpl
+from geobench.hookspecs import hookimpl, lazy
 
 
 @hookimpl
 def register_commands(cli):
-    def figures(argv: list[str]) -> int:
-        from geobench_alignment.figures import main
-
-        return main(argv)
-
-    cli.add("alignment-figures", "CKA over training and against C', tau and B", figures)
+    cli.add("alignment-figures", "CKA over training and against C', tau and B",
+            lazy("geobench_alignment.figures:arguments"), lazy("geobench_alignment.figures:main"))
 
 
 @hookimpl

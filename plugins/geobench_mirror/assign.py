@@ -19,9 +19,8 @@ import torch
 from pydantic import Field, model_validator
 from torch import Tensor, nn
 
-from geobench.api import BuildContext, MirrorMap, Nested, Params
-from geobench.components.optimizers import trainable
-from geobench.contract.registry import Registry
+from geobench.api import BuildContext, MirrorMap, Nested, Params, trainable
+from geobench.plugins import Registry
 
 
 class MirrorDescentParams(Params):

@@ -21,8 +21,7 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
-from geobench.api import Arm, FieldDoc, Metric, MetricContext
-from geobench.components.optimizers import trainable
+from geobench.api import Arm, FieldDoc, Metric, MetricContext, trainable
 from geobench_mirror.evaluate import outputs
 from geobench_mirror.objectives import predictions
 

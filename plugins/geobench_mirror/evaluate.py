@@ -7,8 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from geobench.api import Arm, MetricContext
-from geobench.components.optimizers import trainable
+from geobench.api import Arm, MetricContext, trainable
 from geobench_mirror import maps
 from geobench_mirror.assign import optimizer_maps
 from geobench_mirror.maps import MirrorMap

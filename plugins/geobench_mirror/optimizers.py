@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from geobench.api import BuildContext
-from geobench.components.optimizers import trainable
+from geobench.api import BuildContext, trainable
 from geobench_mirror.assign import MirrorDescentParams, assign_maps
 from geobench_mirror.mirror_descent import MirrorDescent
 

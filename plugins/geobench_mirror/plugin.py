@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from geobench.hookspecs import hookimpl
+from geobench.hookspecs import hookimpl, lazy
 from geobench.params import Params
 
 
@@ -25,12 +25,8 @@ class ShiftedPNormParams(Params):
 
 @hookimpl
 def register_commands(cli):
-    def figures(argv: list[str]) -> int:
-        from geobench_mirror.report import main
-
-        return main(argv)
-
-    cli.add("mirror-figures", "effective neuron weights and pruning curves per arm", figures)
+    cli.add("mirror-figures", "effective neuron weights and pruning curves per arm",
+            lazy("geobench_mirror.report:arguments"), lazy("geobench_mirror.report:main"))
 
 
 @hookimpl

@@ -15,6 +15,7 @@ leaderboard`` writes the suite's leaderboard (whose description links the figure
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections import defaultdict
@@ -23,14 +24,19 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from geobench.records import metric_key
-from geobench.report.figures import StoredSuite, figure_folder, figure_parser, read_stored
-from geobench.report.output import figure_bytes, write_files
+from geobench.figures import (
+    StoredSuite,
+    figure_bytes,
+    figure_folder,
+    figure_options,
+    metric_key,
+    read_stored,
+    write_files,
+)
 from geobench_mirror.neurons import HistogramParams, PruningParams
 
 KEY = "neuron_histogram"
 PRUNING = "pruning_curve"
-COMMAND = "mirror-figures"
 
 
 def _params(cell_arms: dict, name: str, model: type[BaseModel]) -> Any:
@@ -105,11 +111,15 @@ def plot(means: dict, xs: np.ndarray, title: str, metric: str = KEY) -> bytes:
         plt.close(fig)
 
 
-def main(argv: list[str]) -> int:
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``geobench mirror-figures``."""
+    figure_options(parser, __doc__, "PNG path (default: <suite>[_<profile>]_neurons.png in "
+                                    "leaderboards/ beside the store)")
+
+
+def main(args: argparse.Namespace) -> int:
     """``geobench mirror-figures``: the histogram figure, and the pruning one where stored."""
-    args = figure_parser(COMMAND, __doc__, "PNG path (default: <suite>[_<profile>]_neurons.png "
-                                           "in leaderboards/ beside the store)").parse_args(argv)
-    stored = read_stored(args.suite, args.profile, args.store)
+    stored = read_stored(args)
     name = stored.name
     out = args.out or figure_folder(args.store) / f"{stored.stem}_neurons.png"
     means, edges = collect(stored)

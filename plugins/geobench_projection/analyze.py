@@ -27,9 +27,8 @@ import torch
 import yaml
 from tabulate import tabulate
 
-from geobench.api import Arm, BuildContext, MetricContext, Objective
+from geobench.api import Arm, BuildContext, MetricContext, Objective, batches
 from geobench.plugins import registry
-from geobench.train.loader import batches
 from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams
 from geobench_projection.metrics.singularity import MetricSingularity, SingularityParams
 
@@ -44,9 +43,9 @@ def _spec(text: str) -> dict[str, Any]:
     return value
 
 
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="geobench analyze", description=__doc__.split("\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of ``geobench analyze``."""
+    ap.description = __doc__.split("\n")[0]
     ap.add_argument("--data", type=_spec, required=True, help="dataset spec")
     ap.add_argument("--augment", type=_spec, default={"name": "none"}, help="augmentation spec")
     ap.add_argument("--backbone", type=_spec, required=True, help="backbone spec")
@@ -62,7 +61,6 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0, help="seed of data, views and directions")
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
-    return ap
 
 
 def load_state(path: Path, section: str | None) -> dict[str, torch.Tensor]:
@@ -127,9 +125,8 @@ def analyze(args: argparse.Namespace) -> dict[str, float]:
     return out
 
 
-def main(argv: list[str]) -> int:
+def main(args: argparse.Namespace) -> int:
     """Entry point of ``geobench analyze``; returns the exit status."""
-    args = parser().parse_args(argv)
     try:
         values = analyze(args)
     except (FileNotFoundError, KeyError, RuntimeError, ValueError) as exc:

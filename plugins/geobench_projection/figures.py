@@ -12,17 +12,22 @@ visible across scales.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-from geobench.records import SINGLE_ARM, Cell
-from geobench.report.figures import SeriesRow, figure_parser, read_stored
-from geobench.report.output import figure_bytes, write_files
-from geobench.suite import get_dotted
-
-COMMAND = "projection-figures"
+from geobench.figures import (
+    SINGLE_ARM,
+    Cell,
+    SeriesRow,
+    figure_bytes,
+    figure_options,
+    get_dotted,
+    read_stored,
+    write_files,
+)
 
 
 def _value(cell: Cell, arm: str, key: str) -> object:
@@ -86,16 +91,19 @@ def plot(curves: dict, key: str, facets: list[str], out: Path, yscale: str,
     plt.close(fig)
 
 
-def main(argv: list[str]) -> int:
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``geobench projection-figures``."""
+    figure_options(parser, __doc__, "PNG path", out_required=True)
+    parser.add_argument("--key", required=True, help="<metric>.<field> series to plot")
+    parser.add_argument("--facet", action="append", default=[], help="config key per panel")
+    parser.add_argument("--line", default="arm", help="config key per line (default: arm)")
+    parser.add_argument("--yscale", default="linear", choices=["linear", "log", "symlog"])
+    parser.add_argument("--linthresh", type=float, default=1e-4, help="symlog linear range")
+
+
+def main(args: argparse.Namespace) -> int:
     """``geobench projection-figures``: draw the series ``--key`` of the stored cells."""
-    ap = figure_parser(COMMAND, __doc__, "PNG path", out_required=True)
-    ap.add_argument("--key", required=True, help="<metric>.<field> series to plot")
-    ap.add_argument("--facet", action="append", default=[], help="config key per panel")
-    ap.add_argument("--line", default="arm", help="config key per line (default: arm)")
-    ap.add_argument("--yscale", default="linear", choices=["linear", "log", "symlog"])
-    ap.add_argument("--linthresh", type=float, default=1e-4, help="symlog linear range")
-    args = ap.parse_args(argv)
-    stored = read_stored(args.suite, args.profile, args.store, [args.key])
+    stored = read_stored(args, [args.key])
     curves = collect(stored.cells, stored.series, args.key, args.facet, args.line)
     if not curves:
         print(f"no stored series {args.key!r} for {args.suite} in {args.store}",

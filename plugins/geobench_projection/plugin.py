@@ -2,24 +2,16 @@
 projection-head geometry and the commands ``geobench analyze`` and ``geobench
 projection-figures`` (the heads are the core's)."""
 
-from geobench.hookspecs import hookimpl
+from geobench.hookspecs import hookimpl, lazy
 
 
 @hookimpl
 def register_commands(cli):
-    def analyze(argv: list[str]) -> int:
-        from geobench_projection.analyze import main
-
-        return main(argv)
-
-    def figures(argv: list[str]) -> int:
-        from geobench_projection.figures import main
-
-        return main(argv)
-
-    cli.add("analyze", "orbit compression / metric singularity of a checkpoint", analyze)
+    cli.add("analyze", "orbit compression / metric singularity of a checkpoint",
+            lazy("geobench_projection.analyze:arguments"), lazy("geobench_projection.analyze:main"))
     cli.add("projection-figures", "faceted figures of a stored series, a panel per setting",
-            figures)
+            lazy("geobench_projection.figures:arguments"),
+            lazy("geobench_projection.figures:main"))
 
 
 @hookimpl

@@ -10,7 +10,7 @@ from pydantic import Field
 from torch import nn
 
 from geobench.api import BuildContext, Params
-from geobench.contract.registry import did_you_mean
+from geobench.plugins import did_you_mean
 
 RESERVED = ("pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "checkpoint_path",
             "num_classes", "in_chans")

@@ -60,7 +60,7 @@ def test_a_metric_is_evaluated_at_its_params_every():
 
 
 def test_stable_import_paths_are_the_contract_modules():
-    assert geobench.api.Data is api.Data and geobench.api.__all__ == api.__all__
+    assert geobench.api.Data is api.Data and geobench.api.__all__ == [*api.__all__, "batches"]
     assert geobench.params.Params is params.Params
     assert geobench.hookspecs.hookimpl is hookspecs.hookimpl
     assert geobench.plugins.registry is plugins.registry

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from geobench.claims import checks as claim_checks
 from geobench.contract.plugins import registry
 from geobench.records import Cell
 from geobench.suite import checks
@@ -41,24 +42,24 @@ def test_keys_are_run_spec_keys_or_arm_keys():
 def test_claims_name_known_arms_and_keys():
     claim = {"id": "c", "statement": "s", "expect": "> 0"}
     single = _loaded(claims=[{**claim, "metric": "x/m.f"}])
-    _refused(checks.check_claims, single, where="claims[0]",
+    _refused(claim_checks.check_names, single, where="claims[0]",
              words="claim 'c' names arm 'x'; arms: main")
     arms = {"a": {}, "b": {}}
     unnamed = _loaded(arms=arms, claims=[{**claim, "metric": "m.f"}])
-    _refused(checks.check_claims, unnamed, where="claims[0].metric",
+    _refused(claim_checks.check_names, unnamed, where="claims[0].metric",
              words="the suite has arms (a, b); name one as '<arm>/m.f'")
     union = _loaded(arms=arms, claims=[{**claim, "metric": "m.f",
                                         "where": [{"arm": "a"}, {"tags.x": 1}]}])
-    _refused(checks.check_claims, union, where="claims[0].where[1]",
+    _refused(claim_checks.check_names, union, where="claims[0].where[1]",
              words="name the arm in every map of 'where'")
     key = _loaded(claims=[{**claim, "metric": "m.f", "where": {"optimzer.lr": 1}}])
-    _refused(checks.check_claims, key, where="claims[0].where.optimzer.lr",
+    _refused(claim_checks.check_names, key, where="claims[0].where.optimzer.lr",
              words="not a run-spec key")
     part = _loaded(claims=[{**claim, "metric": "m.f", "also": [
         {"metric": "m.g", "expect": "a < b", "compare": {"key": "optimzer.lr", "a": 1, "b": 2}}]}])
-    _refused(checks.check_claims, part, where="claims[0].also[0].compare.key",
+    _refused(claim_checks.check_names, part, where="claims[0].also[0].compare.key",
              words="not a run-spec key")
-    checks.check_claims(_loaded(arms=arms, claims=[{**claim, "metric": "a/m.f"}]))
+    claim_checks.check_names(_loaded(arms=arms, claims=[{**claim, "metric": "a/m.f"}]))
 
 
 def test_profile_arms_excludes_and_leaderboard_keys():

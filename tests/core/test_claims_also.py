@@ -7,16 +7,17 @@ import statistics
 
 import pytest
 
+from geobench.claims import expand_checked
+from geobench.claims.table import claims_table
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import Verdict, combined, evaluate
 from geobench.cli import main
 from geobench.contract.plugins import registry
-from geobench.report.claims import Verdict, combined, evaluate
-from geobench.report.claims_report import claims_table
-from geobench.report.values import StoredValues
+from geobench.records import CellResult
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.suite import load_suite
 from geobench.suite.schema import Claim
 from geobench.suite.yamlio import SuiteError
-from geobench.train.engine import CellResult
 from tests.core.suite_text import CLAIMS_BASE
 
 T_975_3 = 3.182446305284263  # Student-t 97.5% quantile, 3 degrees of freedom (tables)
@@ -41,7 +42,7 @@ def _suite(tmp_path, claims: str, seeds: str = "[0, 1, 2, 3]"):
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "a.yaml").write_text(SUITE.replace("CLAIMS", claims).replace("SEEDS", seeds))
     loaded = load_suite(tmp_path / "a.yaml")
-    return loaded, expand(loaded, registry())
+    return loaded, expand_checked(loaded, registry())
 
 
 def _nccc(cell) -> float:  # 0.8 + 0.01 s at lr 0.05; lr 0.2 cells far off (not selected)

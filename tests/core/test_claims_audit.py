@@ -8,18 +8,19 @@ import math
 import pytest
 from scipy import stats
 
+from geobench.claims import expand_checked
+from geobench.claims.forest import forest_png, forest_points
+from geobench.claims.stats import binomial_p_values, clopper_pearson, holm, t_p_values
+from geobench.claims.table import claims_table, part_text, summary_line
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import Verdict, apply_holm, conjunction_p, evaluate
 from geobench.cli import main
 from geobench.contract.plugins import registry
-from geobench.report.claims import Verdict, apply_holm, conjunction_p, evaluate
-from geobench.report.claims_report import claims_table, part_text, summary_line
-from geobench.report.forest import forest_png, forest_points
-from geobench.report.stats import binomial_p_values, clopper_pearson, holm, t_p_values
-from geobench.report.values import StoredValues
+from geobench.records import CellResult
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.suite import load_suite
 from geobench.suite.schema import Claim
 from geobench.suite.yamlio import SuiteError
-from geobench.train.engine import CellResult
 from tests.core.suite_text import CLAIMS_BASE
 
 SUITE = "name: audit\n" + CLAIMS_BASE + """\
@@ -37,7 +38,7 @@ def _suite(tmp_path, claims: str, seeds: int = 6):
     text = SUITE.replace("CLAIMS", claims).replace("SEEDS", str(seeds))
     (tmp_path / "a.yaml").write_text(text)
     loaded = load_suite(tmp_path / "a.yaml")
-    return loaded, expand(loaded, registry())
+    return loaded, expand_checked(loaded, registry())
 
 
 def _store(tmp_path, cells, value, status=lambda cell: "complete"):
@@ -162,7 +163,7 @@ def test_a_declared_0_1_field_gets_a_rate_without_asking(tmp_path):
             .replace("  metrics: [{name: nccc}]", "  metrics: [{name: nccc}, {name: toy_cka}]"))
     (tmp_path / "a.yaml").write_text(text)
     loaded = load_suite(tmp_path / "a.yaml")
-    cells = expand(loaded, registry())
+    cells = expand_checked(loaded, registry())
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # every run similar except seed 0's
         v = float(cell.trial_seed > 0)
@@ -394,7 +395,7 @@ def test_rates_of_two_runs_per_seed_keep_95_percent_coverage(p):
 def test_bootstrap_interval_and_p_values_agree_at_every_threshold():
     import numpy as np
 
-    from geobench.report.stats import bootstrap_interval, bootstrap_means, bootstrap_p_values
+    from geobench.claims.stats import bootstrap_interval, bootstrap_means, bootstrap_p_values
 
     x = [0.3, -0.1, 0.7, 0.4, 0.2]
     means = np.sort(bootstrap_means(np.asarray(x)))

@@ -7,14 +7,15 @@ import statistics
 import numpy as np
 import pytest
 
+from geobench.claims import expand_checked
+from geobench.claims.stats import t_interval, trend_fit
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import evaluate
 from geobench.contract.plugins import registry
-from geobench.report.claims import evaluate
-from geobench.report.stats import t_interval, trend_fit
-from geobench.report.values import StoredValues
+from geobench.records import CellResult
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
-from geobench.train.engine import CellResult
 from tests.core.suite_text import CLAIMS_BASE
 
 SUITE = "name: trends\n" + CLAIMS_BASE + """\
@@ -32,7 +33,7 @@ LRS = [0.01, 0.1, 1.0]
 def _suite(tmp_path, claims: str):
     (tmp_path / "t.yaml").write_text(SUITE.replace("CLAIMS", claims))
     loaded = load_suite(tmp_path / "t.yaml")
-    return loaded, expand(loaded, registry())
+    return loaded, expand_checked(loaded, registry())
 
 
 def _verdicts(tmp_path, loaded, cells, value):
@@ -134,7 +135,7 @@ def test_trend_of_the_difference_of_two_arms(tmp_path):
                           "  q: {objective: {name: toy_ce}}\ngrid:")
     (tmp_path / "t.yaml").write_text(text)
     loaded = load_suite(tmp_path / "t.yaml")
-    cells = expand(loaded, registry())
+    cells = expand_checked(loaded, registry())
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # p − q = (s + 1) ln(lr): slope s + 1; q alone rises faster
         s, lr = cell.trial_seed, cell.varied["optimizer.lr"]
@@ -155,7 +156,7 @@ profiles:
 """)
     (tmp_path / "t.yaml").write_text(text)
     loaded = load_suite(tmp_path / "t.yaml")
-    cells = expand(loaded, registry(), "small")
+    cells = expand_checked(loaded, registry(), "small")
     got = evaluate(loaded, cells, StoredValues(Store(tmp_path / "db.sqlite"), cells),
                    registry())[0]
     assert got.verdict == "not in this profile"

@@ -132,7 +132,7 @@ def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_
     """The CPU has no TF32 units, so ``precision: tf32`` must give fp32's numbers bit for bit
     there; the training step runs under TF32 settings, every metric under full precision,
     and torch's own settings are back after the cell."""
-    from geobench.train import engine
+    from geobench.train import precision as engine
 
     seen: list[tuple[str, bool, bool]] = []
     real = engine.fp32_matmuls

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from geobench.run import estimate
-from geobench.train.engine import Schedule
+from geobench.train.schedules import Schedule
 
 
 @pytest.mark.parametrize("every,total", [(None, 7), (1, 5), (4, 100), (64, 1600), (6, 25),

@@ -1,18 +1,34 @@
-"""The figure commands' read helper (geobench.report.figures) on a real store."""
+"""The figure commands' options and read helper (geobench.figures, reading through
+geobench.report.figures) on a real store."""
 
+import argparse
 import sqlite3
 from dataclasses import replace
 
 import pytest
 
 import geobench.report.figures as figures
-from geobench.cli import DEFAULT_STORE
 from geobench.contract.plugins import registry
+from geobench.figures import figure_folder, figure_options
+from geobench.figures import read_stored as read_args
 from geobench.records import CellResult
-from geobench.report.figures import figure_folder, figure_parser, read_stored
-from geobench.run.store import Store, StoreError
+from geobench.run.store import DEFAULT_STORE, Store, StoreError
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
+
+
+def figure_parser(description: str = "doc", out_help: str = "PNG path",
+                  out_required: bool = False) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="geobench x-figures")
+    figure_options(parser, description, out_help, out_required)
+    return parser
+
+
+def read_stored(suite, profile="smoke", store=DEFAULT_STORE, series=(), argv=()):
+    """``geobench.figures.read_stored`` on the options a figure command parses."""
+    args = figure_parser().parse_args([str(suite), "--profile", profile, "--store",
+                                       str(store), *argv])
+    return read_args(args, series)
 
 
 class SpyStore(Store):
@@ -132,18 +148,28 @@ def test_reading_changes_nothing_in_the_store_file(stored, tmp_path):
     assert empty.read_bytes() == b""
 
 
+def test_set_and_only_select_the_cells_as_claims_does(stored):
+    suite, db = stored
+    kept = read_stored(suite, store=db, series=["loss.train"], argv=["--only",
+                                                                      "optimizer.lr=0.1"])
+    assert sorted(c.varied["optimizer.lr"] for c in kept.cells) == [0.1, 0.1]
+    assert set(kept.rows) == {c.id for c in kept.cells}
+    moved = read_stored(suite, store=db, argv=["--set", "train.steps=6"])
+    assert len(moved.cells) == 4 and moved.rows == {}  # other cells: none of them stored
+
+
 def test_the_shared_options_match_geobench(tmp_path):
     assert DEFAULT_STORE == "results/geobench.sqlite"  # geobench's own --store default
-    ap = figure_parser("x-figures", "doc", "PNG path")
+    ap = figure_parser()
     args = ap.parse_args(["s.yaml"])
     assert (args.suite, args.profile, args.store, args.out) == ("s.yaml", "smoke",
                                                                 DEFAULT_STORE, None)
-    assert ap.prog == "geobench x-figures"
+    assert (args.set, args.only, args.cell_limit, ap.description) == ([], [], None, "doc")
     args = ap.parse_args(["s.yaml", "--profile", "full", "--store", "a/b.sqlite",
                           "--out", "o.png"])
     assert (args.profile, args.store, str(args.out)) == ("full", "a/b.sqlite", "o.png")
     with pytest.raises(SystemExit):
-        figure_parser("x-figures", "doc", "PNG", out_required=True).parse_args(["s.yaml"])
+        figure_parser(out_required=True).parse_args(["s.yaml"])
     # figures go where `geobench leaderboard` writes by default: leaderboards/ by the store
     assert str(figure_folder("results/geobench.sqlite")) == "results/leaderboards"
     assert str(figure_folder("db.sqlite")) == "leaderboards"

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from geobench.cli import _out_path, main
+from geobench.cli import main
 from geobench.contract.plugins import registry
+from geobench.report.paths import leaderboard_path
 from geobench.suite import expand, load_suite
 from geobench.suite.yamlio import MAX_BYTES, SuiteError
 from tests.conftest import run_cli
@@ -107,9 +108,10 @@ def test_an_invalid_override_is_one_line(tmp_path, capsys):
 
 
 def test_the_default_leaderboard_path_stays_in_the_store_folder(tmp_path):
-    args = SimpleNamespace(out=None, profile="smoke", store=str(tmp_path / "db.sqlite"))
+    store = str(tmp_path / "db.sqlite")
     good = SimpleNamespace(path="s.yaml", suite=SimpleNamespace(name="ok"))
-    assert _out_path(args, good) == tmp_path / "leaderboards" / "ok.md"
+    assert leaderboard_path(good, "smoke", store) == tmp_path / "leaderboards" / "ok.md"
+    assert leaderboard_path(good, "mid", store) == tmp_path / "leaderboards" / "ok_mid.md"
     evil = SimpleNamespace(path="s.yaml", suite=SimpleNamespace(name="../../etc/x"))
     with pytest.raises(SuiteError, match="leaves"):
-        _out_path(args, evil)
+        leaderboard_path(evil, "smoke", store)

@@ -4,10 +4,10 @@ import math
 import statistics
 
 from geobench.contract.plugins import registry
+from geobench.records import CellResult
 from geobench.report.leaderboard import render
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
-from geobench.train.engine import CellResult
 from tests.core.suite_text import small_suite
 
 
@@ -131,8 +131,8 @@ def test_a_column_that_names_nan_counts_and_shows_it(tmp_path):
 def test_a_metric_of_some_design_points_keeps_its_declared_meaning(tmp_path):
     """Columns and claims read a field's meaning from a cell that measures it, not from the
     first cell (design points may measure different metrics)."""
+    from geobench.claims.values import declared, field_doc
     from geobench.contract.plugins import registry
-    from geobench.report.values import declared, field_doc
     from geobench.suite import expand, load_suite
     from tests.core.suite_text import CLAIMS_BASE
 

@@ -8,12 +8,12 @@ import statistics
 import matplotlib.axes
 import pytest
 
+from geobench.claims.stats import t_half_width
 from geobench.contract.plugins import registry
+from geobench.records import CellResult
 from geobench.report.leaderboard import render
-from geobench.report.stats import t_half_width
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
-from geobench.train.engine import CellResult
 from tests.core.suite_text import small_suite
 
 LEADERBOARD = "leaderboard:" + small_suite().split("\nleaderboard:", 1)[1]

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-import geobench.report.output as output
+import geobench.publish.output as output
 from geobench.cli import main
-from geobench.report.output import OutputError, write_files
+from geobench.publish.output import OutputError, write_files
 from tests.core.suite_text import small_suite
 
 

@@ -54,11 +54,14 @@ from geobench.contract.hookspecs import hookimpl
 
 @hookimpl
 def register_commands(cli):
-    def hello(argv):
-        print("hello", *argv)
+    def arguments(parser):
+        parser.add_argument("words", nargs="*")
+
+    def hello(args):
+        print("hello", *args.words)
         return 0
 
-    cli.add("hello", "say hello from a plugin", hello)
+    cli.add("hello", "say hello from a plugin", arguments, hello)
 """
 
 UNHASHABLE = """
@@ -78,7 +81,8 @@ plugin = Plugin()
 CLASH_WITH_COMMAND = CLASH + """
 @hookimpl
 def register_commands(cli):
-    cli.add("clash_cmd", "must not run: the plugin is skipped", lambda argv: 0)
+    cli.add("clash_cmd", "must not run: the plugin is skipped", lambda parser: None,
+            lambda args: 0)
 """
 
 
@@ -186,8 +190,8 @@ def test_plugin_command_appears_in_help_and_runs(site, tmp_path):
     write_distribution(site, "gb-hello", "0.3", "hello", "gb_hello", COMMAND)
     helped = run_cli(["--help"], tmp_path, site, autoload=True)
     assert "say hello from a plugin" in helped.stdout
-    ran = run_cli(["hello", "a", "--b"], tmp_path, site, autoload=True)
-    assert ran.returncode == 0 and ran.stdout == "hello a --b\n"
+    ran = run_cli(["hello", "a", "b"], tmp_path, site, autoload=True)
+    assert ran.returncode == 0 and ran.stdout == "hello a b\n"
 
 
 def test_unknown_name_suggests_the_closest():

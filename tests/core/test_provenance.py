@@ -6,8 +6,8 @@ import subprocess
 import pytest
 import torch
 
-import geobench
 from geobench.run import provenance as prov
+from geobench.version import __version__
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def test_versions_and_host(fresh):
     got = fresh()
     assert set(got) == {"git_sha", "git_dirty", "python", "torch", "geobench", "host"}
     assert (got["python"], got["torch"], got["geobench"], got["host"]) == (
-        platform.python_version(), torch.__version__, geobench.__version__, platform.node())
+        platform.python_version(), torch.__version__, __version__, platform.node())
     assert fresh() is got  # computed once per process
 
 

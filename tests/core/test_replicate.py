@@ -5,8 +5,10 @@ import torch
 from geobench.contract.api import BuildContext
 from geobench.contract.plugins import registry
 from geobench.suite import expand, load_suite
-from geobench.train.engine import _ArmRun, run_cell, total_steps
+from geobench.train.arm_run import ArmRun as _ArmRun
+from geobench.train.engine import run_cell
 from geobench.train.loader import batches
+from geobench.train.schedules import total_steps
 from geobench.train.streams import DATA, ORDER, SavedRng, global_rng, stream_seed
 from tests.core.suite_text import small_suite
 

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-import geobench
 from geobench.contract.params import DataParams, MetricParams, Nested, Params
 from geobench.contract.registry import EmptyParams, Entry, Registry
 from geobench.contract.spec import Component
@@ -16,6 +15,7 @@ from geobench.suite.load import load_suite
 from geobench.suite.merge import accepts_of, profile_view
 from geobench.suite.resolve import resolve_cell
 from geobench.suite.yamlio import SuiteError
+from geobench.version import __version__
 
 
 class WidthParams(Params):
@@ -81,7 +81,7 @@ def test_the_record_has_every_default_and_the_typed_spec_the_same_values(tmp_pat
     assert record["metrics"] == [{"name": "m", "id": "m", "every": None},
                                  {"name": "m", "id": "again", "every": 2}]
     assert "replicate" not in record and record["init"] is None and record["tags"] == {}
-    assert versions == {"geobench": geobench.__version__, "p (dist)": "1.0"}
+    assert versions == {"geobench": __version__, "p (dist)": "1.0"}
     spec = specs["main"]
     assert spec.optimizer == Component("sgd", SGDParams(lr=0.5))
     assert spec.backbone.params == WidthParams() and spec.init is None

@@ -4,7 +4,7 @@ import pytest
 
 from geobench.contract.spec import TrainSpec
 from geobench.suite import deep_merge, set_dotted
-from geobench.train.engine import Schedule, lr_factor, scaled_lr
+from geobench.train.schedules import Schedule, lr_factor, scaled_lr
 
 TRAIN = TrainSpec(steps=20, lr_schedule="warmup_cosine", warmup_steps=4, lr_scaling="sqrt",
                   base_batch_size=256)

@@ -1,4 +1,4 @@
-"""Means with 95% intervals (geobench.report.stats): the Student-t interval against
+"""Means with 95% intervals (geobench.claims.stats): the Student-t interval against
 scipy.stats.t by hand, the bootstrap against exact bootstrap distributions and its
 properties."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import t as student_t
 
-from geobench.report.stats import bootstrap_interval, interval, t_half_width, t_interval
+from geobench.claims.stats import bootstrap_interval, interval, t_half_width, t_interval
 
 
 @pytest.mark.parametrize("values", [[1.0, 2.0], [0.3, -1.2, 4.4, 2.0, 0.0],

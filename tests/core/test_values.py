@@ -1,13 +1,13 @@
-"""Stored values of a suite's cells (geobench.report.values): reductions of a series, the
+"""Stored values of a suite's cells (geobench.claims.values): reductions of a series, the
 lookup of a result key by arm (own series, then cross-arm), config values, field docs."""
 
 import math
 
 import pytest
 
+from geobench.claims.values import TRAIN_LOSS, StoredValues, field_doc, series_stat
 from geobench.contract.plugins import registry
 from geobench.records import Cell, CellResult
-from geobench.report.values import TRAIN_LOSS, StoredValues, field_doc, series_stat
 from geobench.run.store import Store
 from geobench.suite.where import config_value
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from geobench.claims.table import paper_link, section_anchor
 from geobench.contract.plugins import registry
-from geobench.report.claims_report import paper_link, section_anchor
 from geobench.suite import expand, load_suite
 from geobench.suite.checks import measured
 
@@ -34,8 +34,8 @@ BEYOND_MID = {"p3_alignment_rises_with_classes", "p3_alignment_above_noise_floor
 
 @pytest.mark.parametrize("name", IMAGE_SUITES)
 def test_image_suites_have_a_mid_profile_on_real_images_testing_their_claims(name, tmp_path):
-    from geobench.report.claims import NOT_IN_PROFILE, evaluate
-    from geobench.report.values import StoredValues
+    from geobench.claims.values import StoredValues
+    from geobench.claims.verdicts import NOT_IN_PROFILE, evaluate
     from geobench.run.store import Store
 
     loaded = load_suite(Path(SUITES[0]).parent / f"{name}.yaml")
@@ -53,8 +53,8 @@ def test_image_suites_have_a_mid_profile_on_real_images_testing_their_claims(nam
 def test_full_scale_claims_are_the_full_profiles_own(name, tmp_path):
     """A claim restated for the full profile (``_full``) selects full cells and no smoke
     cell, so it leaves the smoke verdicts as they were."""
-    from geobench.report.claims import NOT_IN_PROFILE, evaluate
-    from geobench.report.values import StoredValues
+    from geobench.claims.values import StoredValues
+    from geobench.claims.verdicts import NOT_IN_PROFILE, evaluate
     from geobench.run.store import Store
 
     loaded = load_suite(Path(SUITES[0]).parent / f"{name}.yaml")

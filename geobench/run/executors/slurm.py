@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from geobench.contract.api import Params
-from geobench.records import CellResult
+from geobench.records import Cell, CellResult
 from geobench.run.safeload import UnreadableFileError, check_private, load_pickle
 
 RESULT_SUFFIX = ".result.pkl"
@@ -45,6 +45,26 @@ def load_result(path: Path, cell_id: str) -> CellResult:
         raise UnreadableFileError(f"{path}: not the result of cell {cell_id} (holds "
                                   f"{type(result).__name__})")
     return result
+
+
+def collect(cells: list[Cell], store: str | Path, folder: str | Path) -> tuple[int, int, int]:
+    """Store the results that array tasks wrote to ``folder`` for the ``cells`` the store
+    does not hold yet (every file read before any is stored); returns how many were
+    collected, how many were stored already and how many are still missing."""
+    from geobench.run.provenance import provenance
+    from geobench.run.store import Store
+
+    opened = Store(store)
+    try:
+        done = opened.done_ids([c.id for c in cells])
+        found = [(c, result_path(folder, c.id)) for c in cells if c.id not in done]
+        found = [(c, p) for c, p in found if p.exists()]
+        results = [(cell, load_result(path, cell.id)) for cell, path in found]
+        for cell, result in results:
+            opened.write(cell, result, provenance())
+    finally:
+        opened.close()
+    return len(found), len(done), len(cells) - len(done) - len(found)
 
 
 def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
-from geobench.contract.api import FieldDoc
+from geobench.contract.params import FieldDoc
 from geobench.contract.registry import Registry, RegistryError
 from geobench.records import (
     SINGLE_ARM,
@@ -22,7 +23,9 @@ from geobench.records import (
     metric_key,
     parse_metric_key,
 )
-from geobench.run.store import Store
+
+if TYPE_CHECKING:
+    from geobench.run.store import Store
 
 TRAIN_LOSS = FieldDoc("training loss of the step's batch", "", "lower")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from geobench.report.claims import NOT_IN_PROFILE, Verdict
-from geobench.report.output import figure_bytes
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+from geobench.publish.output import figure_bytes
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#bf8700",
            "insufficient": "#8c959f", NOT_IN_PROFILE: "#d0d7de"}

@@ -10,10 +10,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from geobench.report.claims import NOT_IN_PROFILE, Verdict
-from geobench.report.forest import forest_png, forest_points
-from geobench.report.markdown import markdown_table
-from geobench.report.output import Content
+from geobench.claims.forest import forest_png, forest_points
+from geobench.claims.forms import form_of
+from geobench.claims.forms.trend import trend_text
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+from geobench.publish.markdown import markdown_table
 from geobench.suite.schema import Claim
 
 TESTED_WIDTH = 80
@@ -56,13 +57,7 @@ def part_text(part: Claim, claim: Claim) -> str:
     """What a part tests, at most ``TESTED_WIDTH`` characters: metric, reduction, expectation,
     the compared values, and the cells where they differ from the claim's."""
     stat = "" if part.stat == "last" or part.compare and part.compare.stat else f" {part.stat}"
-    text = f"`{part.metric}`{stat} {part.expect.strip()}"
-    compare = part.compare
-    if compare is not None:
-        a, b = (compare.a, compare.b) if compare.key else compare.arm or compare.stat
-        text += f" (a={a}, b={b})" if compare.key is None else f" ({compare.key}: a={a}, b={b})"
-    if part.trend is not None:
-        text += f" ({trend_text(part)})"
+    text = f"`{part.metric}`{stat} {part.expect.strip()}" + form_of(part).describe(part)
     if part.margin:
         text += f" by {part.margin:g}"
     if part.where != claim.where:
@@ -197,16 +192,6 @@ def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
     return rows
 
 
-def trend_text(part: Claim) -> str:
-    """A trend part's fit, e.g. ``slope of log y on log data.classes`` (empty for other
-    forms): its units' ``a`` is the fitted slope or ρ and ``d`` = a − c, never logged."""
-    trend = part.trend
-    if trend is None:
-        return ""
-    y = "log y" if part.scale == "log" else "y"
-    return f"{trend.fit} of {y} on {'log ' if trend.x == 'log' else ''}{trend.key}"
-
-
 def _repr(x: float | None) -> str:
     return "" if x is None else repr(float(x))
 
@@ -221,7 +206,7 @@ def units_csv(verdicts: list[Verdict]) -> str:
 
 
 def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: str,
-                   files: dict[Path, Content]) -> str:
+                   files: dict[Path, str | bytes]) -> str:
     """The leaderboard's claims section for ``out`` (its markdown path): the table, the
     forest plot ``<stem>_claims.png`` linked right under it, and every unit in
     ``<stem>_claims.csv``; those two files are added to ``files``."""

@@ -1,27 +1,11 @@
 """Claims of a suite tested on its stored cells: effect, 95% interval, n, p-value and a
 verdict, raw and after Holm's multiplicity correction.
 
-For each claim the tested quantity ``d`` is, per pair of cells (paired form) or per cell
-(one-sample form):
-
-- ``compare: {key, a, b}``: ``value(a) - value(b)`` for two cells with the same trial seed and
-  the same value of every other grid key (grid keys zipped with ``key``, or containing it, go
-  with it);
-- ``compare: {arm: [a, b]}``: ``value(arm a) - value(arm b)`` within each cell;
-- ``compare: {stat: [a, b]}``: ``stat a - stat b`` of the same series (``[last, first]``:
-  its change over the run), per selected cell and arm;
-- one-sample ``expect: "< c"`` / ``"> c"``: ``value - c``;
-- ``trend: {key, x, fit}`` with ``"> c"`` / ``"< c"``: ``fit - c``, the least-squares slope
-  of the values (their log under ``scale: log``) against x = each cell's ``key`` (its log
-  with ``x: log``), or Spearman's ρ, over the cells of one trial seed that share every
-  other grid key (keys zipped with ``key`` go with it), of ``value(arm a) - value(arm b)``
-  with ``compare: {arm: [a, b]}``; cells without a usable value are left out of the fit
-  (named in the unit), and a fit needs 3 distinct x values.
-
-With ``scale: log`` differences become log ratios (``log a - log b``, ``log value - log c``;
-a trend fits the log values); pairs with a non-positive value are excluded.  Every such
-unit is kept (``Verdict.units``) with the values that entered it, or the reason it was left
-out.  The unit of replication
+Each part of a claim is read by its form (``claims.forms``: one-sample, ``compare`` by key,
+arm or series statistic, ``trend``) into units, each with its ``d`` or the reason it was left
+out (``Verdict.units``).  With ``scale: log`` differences become log ratios (``log a - log
+b``, ``log value - log c``; a trend fits the log values); units with a non-positive value
+are excluded.  The unit of replication
 is the trial seed: the ``d`` of one trial seed (several when other grid keys vary) are
 averaged, since cells of one trial seed share data, views and initial weights.  The effect
 is the mean over trial seeds; its 95% interval, over trial seeds, is Student-t (``ci: t``),
@@ -60,64 +44,27 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from geobench.contract.registry import Registry
-from geobench.records import Cell, Status
-from geobench.report.stats import (
+from geobench.claims.forms import form_of
+from geobench.claims.select import selected_cells
+from geobench.claims.stats import (
     binomial_p_values,
     bootstrap_p_values,
     clopper_pearson,
     holm,
     interval,
     t_p_values,
-    trend_fit,
 )
-from geobench.report.values import StoredValues, declared
+from geobench.claims.units import Tally, Unit
+from geobench.claims.values import StoredValues, declared
+from geobench.contract.registry import Registry
+from geobench.records import Cell
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
-from geobench.suite.where import (
-    MIN_TREND_POINTS,
-    config_value,
-    distinct_values,
-    key_groups,
-    key_pairs,
-    selected_cells,
-)
 
 MIN_PAIRS = 3
 NOT_IN_PROFILE = "not in this profile"
-NO_PARTNER = "absent: no partner cell selected in this profile"
-REASONS = {Status.DIVERGED: "diverged", Status.FAILED: "failed"}
 PART_KEYS = ("ci", "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing",
              "p_holds", "p_fails", "p_value", "verdict")
-
-
-@dataclass
-class Unit:
-    """One unit of a claim part: a cell and arm (one-sample, arm and stat forms) or a pair of
-    cells (``cell`` the a side, ``cell_b`` the b side), with the values that entered ``d``
-    (``b`` is the threshold c of a one-sample part), or why it was left out."""
-
-    trial_seed: int
-    cell: str
-    config: str  # the cell's grid values other than the trial seed, "key=value; ..."
-    arm: str
-    a: float | None
-    b: float | None
-    d: float | None
-    cell_b: str = ""
-    config_b: str = ""
-    excluded: str = ""
-
-    @property
-    def missing(self) -> bool:
-        """A side of the unit is not in the store yet (and neither is absent)."""
-        return "missing:" in self.excluded and not self.absent
-
-    @property
-    def absent(self) -> bool:
-        """The unit's partner cell (or, for a trend, enough of its points) is not in the
-        profile."""
-        return "absent:" in self.excluded
 
 
 @dataclass
@@ -170,104 +117,6 @@ class Verdict:
 def _trend_json(claim: Claim) -> dict[str, Any]:
     """``{"trend": {key, x, fit}}`` for a trend claim (part), else nothing."""
     return {} if claim.trend is None else {"trend": claim.trend.model_dump()}
-
-
-class _Tally:
-    """The units of one claim part."""
-
-    def __init__(self, claim: Claim, values: StoredValues, rate: bool) -> None:
-        self.claim, self.values, self.rate = claim, values, rate
-        self.units: list[Unit] = []
-
-    def get(self, cell: Cell | None, arm: str | None, stat: str | None = None
-            ) -> tuple[float | None, str]:
-        """The raw value (``stat``, default the claim's) for ``arm`` of ``cell``, or None and
-        why it is unusable."""
-        if cell is None:
-            return None, NO_PARTNER
-        status = self.values.status(cell)
-        if status == Status.MISSING:
-            return None, "missing: not in the store"
-        if status in REASONS:
-            return None, REASONS[status]
-        value = self.values.value(cell, arm, self.claim.metric, stat or self.claim.stat)
-        if value is None:
-            return None, "no value"
-        if math.isnan(value):
-            return None, "NaN"
-        if self.claim.scale == "log" and value <= 0:
-            return None, "non-positive under scale: log"
-        if self.rate and value not in (0.0, 1.0):
-            return None, "not 0 or 1 (ci: rate)"
-        return value, ""
-
-    def add(self, seed: int, cell: Cell | None, arm: str | None, a: tuple[float | None, str],
-            b: tuple[float | None, str], cell_b: Cell | None = None) -> None:
-        """A unit from its two sides (value, reason); the first reason excludes it."""
-        why = a[1] or b[1]
-        if a[1] and b[1] and a[1] != b[1]:
-            why = f"a: {a[1]}; b: {b[1]}"
-        d = None
-        if not why:
-            tx = math.log if self.claim.scale == "log" else float
-            d = tx(a[0]) - tx(b[0])
-        self.units.append(Unit(seed, cell.id if cell else "", _config(cell), arm or "", a[0],
-                               b[0], d, cell_b.id if cell_b else "", _config(cell_b), why))
-
-    def _point(self, cell: Cell, arms: list[str | None]) -> tuple[float | None, str]:
-        """y of a trend at ``cell``: the arm's value, or the difference of two arms' (both
-        logged under ``scale: log``), or None and why not."""
-        tx = math.log if self.claim.scale == "log" else float
-        sides = [self.get(cell, arm) for arm in arms]
-        why = next((w for _, w in sides if w), "")
-        if why:
-            return None, why
-        ys = [tx(v) for v, _ in sides]
-        return (ys[0] - ys[1] if len(ys) == 2 else ys[0]), ""
-
-    def add_trend(self, cells: list[Cell], arm: str | None) -> None:
-        """A trend unit: the fit over ``cells`` (one trial seed, one group) minus c."""
-        trend, compare = self.claim.trend, self.claim.compare
-        arms = list(compare.arm) if compare is not None else [arm]
-        points, dropped = [], []
-        for cell in cells:
-            y, why = self._point(cell, arms)
-            x = float(config_value(cell, trend.key))
-            if y is None:
-                dropped.append(f"{trend.key}={x:g}: {why}")
-            else:
-                points.append((math.log(x) if trend.x == "log" else x, y))
-        why = next((d for d in dropped if "missing:" in d), "")
-        fit = math.nan
-        if distinct_values(cells, trend.key) < MIN_TREND_POINTS:
-            why = f"absent: fewer than {MIN_TREND_POINTS} values of {trend.key} in this profile"
-        elif not why and len({x for x, _ in points}) < MIN_TREND_POINTS:
-            why = f"fewer than {MIN_TREND_POINTS} values of {trend.key} with a value"
-        elif not why:
-            fit = trend_fit([x for x, _ in points], [y for _, y in points], trend.fit)
-            why = "" if math.isfinite(fit) else f"{trend.fit} undefined (constant values)"
-        c = self.claim.threshold
-        config = f"{trend.fit} over {trend.key} = " + ", ".join(
-            f"{config_value(cell, trend.key)}" for cell in cells)
-        if dropped and not why:
-            config += "; left out: " + "; ".join(dropped)
-        self.units.append(Unit(cells[0].trial_seed, cells[0].id, config,
-                               "-".join(a or "" for a in arms), None if why else fit, c,
-                               None if why else fit - c, cells[-1].id, "", why))
-
-    def per_seed(self) -> dict[int, list[Unit]]:
-        """The units that entered, by trial seed, in seed order."""
-        seeds: dict[int, list[Unit]] = {}
-        for u in sorted((u for u in self.units if u.d is not None), key=lambda u: u.trial_seed):
-            seeds.setdefault(u.trial_seed, []).append(u)
-        return seeds
-
-
-def _config(cell: Cell | None) -> str:
-    """A cell's grid values other than the trial seed, ``key=value; ...``."""
-    if cell is None:
-        return ""
-    return "; ".join(f"{k}={v}" for k, v in cell.varied.items() if k != "trial_seed")
 
 
 def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
@@ -333,43 +182,14 @@ def combined(verdicts: list[str]) -> str:
 
 def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
-    chosen = selected_cells(claim, cells)
     doc = declared(registry, cells, claim.metric)
     method = claim.interval(doc is not None and doc.binary)
-    tally = _Tally(claim, values, method == "rate")
-    compare = claim.compare
-    if claim.trend is not None:
-        for group in key_groups(loaded.suite, [c for c, _ in chosen.values()], claim.trend.key):
-            arms = [x for x in chosen[group[0].id][1]
-                    if all(x in chosen[c.id][1] for c in group)]
-            for arm in arms[:1] if compare is not None else arms:
-                tally.add_trend(group, arm)
-    elif compare is None:
-        threshold = (claim.threshold, "")
-        for cell, arms in chosen.values():
-            for arm in arms:
-                tally.add(cell.trial_seed, cell, arm, tally.get(cell, arm), threshold)
-    elif compare.arm is not None:
-        for cell, _ in chosen.values():
-            tally.add(cell.trial_seed, cell, "-".join(compare.arm),
-                      tally.get(cell, compare.arm[0]), tally.get(cell, compare.arm[1]))
-    elif compare.stat is not None:
-        for cell, arms in chosen.values():
-            for arm in arms:
-                tally.add(cell.trial_seed, cell, arm,
-                          *(tally.get(cell, arm, s) for s in compare.stat))
-    else:
-        pairs = key_pairs(loaded.suite, [c for c, _ in chosen.values()], compare.key,
-                          compare.a, compare.b)
-        for a, b in pairs:
-            sides = [chosen[c.id][1] for c in (a, b) if c is not None]
-            for arm in [x for x in sides[0] if all(x in side for side in sides)]:
-                tally.add((a or b).trial_seed, a, arm, tally.get(a, arm), tally.get(b, arm),
-                          cell_b=b)
+    tally = Tally(claim, values, method == "rate")
+    form_of(claim).tally(tally, loaded.suite, selected_cells(claim, cells))
     return _verdict(claim, tally, method)
 
 
-def _verdict(claim: Claim, tally: _Tally, method: str) -> Verdict:
+def _verdict(claim: Claim, tally: Tally, method: str) -> Verdict:
     seeds = tally.per_seed()
     units = tally.units
     n, pairs = len(seeds), sum(len(v) for v in seeds.values())

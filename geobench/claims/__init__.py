@@ -1,0 +1,12 @@
+"""The claims floor, between the suite and the reports: which cells a claim part reads
+(``select``), the claims checked once a suite is expanded (``checks``), the units a claim
+form reads from the store (``forms``, ``units``, ``values``), the verdicts with their tests,
+p-values and Holm's correction (``verdicts``, ``stats``), and how a reader meets them: the
+claims table, the per-unit CSV (``table``) and the forest plot (``forest``)."""
+
+from geobench.claims.checks import check_claims, expand_checked
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict, evaluate
+
+__all__ = ["NOT_IN_PROFILE", "StoredValues", "Verdict", "check_claims", "evaluate",
+           "expand_checked"]

@@ -1,0 +1,156 @@
+"""A suite's claims checked once its profiles are expanded: the keys and arms each part
+names, its metric measured in every profile with a field the metric declares, a rate that
+data can decide, every ``where`` able to match, the form's own keys, and a profile that
+holds a unit of every part. ``expand_checked`` is the suite's cells with its claims checked:
+what every command reads. Each problem is one line through ``loaded.fail``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geobench.claims.forms import form_of
+from geobench.claims.select import selected_cells
+from geobench.contract.registry import Registry
+from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
+from geobench.suite import CELL_LIMIT, LoadedSuite
+from geobench.suite.checks import check_key, check_result_key, measured
+from geobench.suite.expand import check_profile, profile_cells, validate_suite
+from geobench.suite.filters import Checking, check_where
+from geobench.suite.load import Loc
+from geobench.suite.schema import Claim
+
+
+def expand_checked(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
+                   overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT,
+                   only: dict[str, list[Any]] | None = None) -> list[Cell]:
+    """``profile``'s cells (``geobench.suite.expand``: the whole suite validated first),
+    with the claims checked on every profile's cells, and their metrics on the cells
+    returned when ``overrides`` or ``only`` change them."""
+    check_profile(loaded, profile)
+    profiles = validate_suite(loaded, registry, cell_limit)
+    check_claims(loaded, registry, profiles)
+    cells = profile_cells(loaded, registry, profiles, profile, overrides, cell_limit, only)
+    if overrides or only:
+        check_claim_metrics(loaded, registry, cells, profile)
+    return cells
+
+
+def check_claims(loaded: LoadedSuite, registry: Registry,
+                 profiles: dict[str, list[Cell]]) -> None:
+    """Every claim of the suite against every profile's cells, as the module says."""
+    check_names(loaded)
+    for name, cells in profiles.items():
+        check_claim_metrics(loaded, registry, cells, name)
+    checking = Checking(loaded, profiles)
+    for loc, claim, part in _parts(loaded):
+        what = f"claim {claim.id!r}"
+        for at, where in _wheres(loc, claim, part):
+            check_where(checking, at, what, where)
+        form_of(part).check(checking, loc, what, part)
+    for i, claim in enumerate(loaded.suite.claims):
+        _check_decidable(loaded, i, claim, profiles)
+
+
+def _parts(loaded: LoadedSuite) -> list[tuple[Loc, Claim, Claim]]:
+    """(location, claim, part) of every part of every claim, the claim itself first."""
+    return [(("claims", i) + (("also", j - 1) if j else ()), claim, part)
+            for i, claim in enumerate(loaded.suite.claims)
+            for j, part in enumerate(claim.parts)]
+
+
+def _wheres(loc: Loc, claim: Claim, part: Claim) -> list[tuple[Loc, dict[str, Any]]]:
+    """Each alternative of the part's own ``where`` (the claim's, for the claim itself) with
+    its location; a part that tests the claim's cells has none of its own."""
+    where = claim.where if len(loc) == 2 else claim.also[loc[-1]].where
+    if where is None:
+        return []
+    if isinstance(where, dict):
+        return [(loc + ("where",), where)]
+    return [(loc + ("where", k), w) for k, w in enumerate(where)]
+
+
+def check_names(loaded: LoadedSuite) -> None:
+    """Every key a claim names is a run-spec key, and every arm it names exists."""
+    suite = loaded.suite
+    arms = list(suite.arms) or [SINGLE_ARM]
+    for loc, _, claim in _parts(loaded):
+        named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
+        for where in claim.alternatives:
+            if "arm" in where:
+                arm = where["arm"]
+                named += [str(a) for a in arm] if isinstance(arm, list) else [str(arm)]
+        if claim.compare is not None and claim.compare.arm is not None:
+            named += claim.compare.arm
+        for arm in named:
+            if arm not in arms:
+                raise loaded.fail(loc, f"claim {claim.id!r} names arm {arm!r}; "
+                                       f"arms: {', '.join(arms)}")
+        if claim.where == []:
+            raise loaded.fail(loc + ("where",), "a list of 'where' maps needs at least one")
+        for j, where in enumerate(claim.alternatives):
+            at = loc + (("where", j) if isinstance(claim.where, list) else ("where",))
+            if not where and isinstance(claim.where, list):
+                raise loaded.fail(at, "an alternative of 'where' needs at least one key")
+            if isinstance(claim.where, list) and len(arms) > 1 and named \
+                    and "arm" not in where and "/" not in claim.metric \
+                    and (claim.compare is None or claim.compare.arm is None):
+                raise loaded.fail(at, f"claim {claim.id!r}: name the arm in every map of "
+                                      f"'where' (arms: {', '.join(arms)})")
+            for key in where:
+                if key != "arm":
+                    check_key(loaded, at + (key,), key, suite.arms, ("trial_seed",))
+        if claim.compare is not None and claim.compare.key is not None:
+            check_key(loaded, loc + ("compare", "key"), claim.compare.key, suite.arms)
+        if len(arms) > 1 and not named:
+            raise loaded.fail(loc + ("metric",), f"claim {claim.id!r}: the suite has arms "
+                              f"({', '.join(arms)}); name one as '<arm>/{claim.metric}', "
+                              "'where: {arm: A}' or 'compare: {arm: [A, B]}'")
+
+
+def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
+                         profile: str) -> None:
+    """Every claim's metric is measured in the profile, with a field the metric declares."""
+    specs = measured(cells)
+    for i, claim in enumerate(loaded.suite.claims):
+        for j, part in enumerate(claim.parts):
+            loc = ("claims", i) + (("also", j - 1) if j else ())
+            check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
+                              f"profile {profile!r}", f"claim {claim.id!r}")
+            _check_rate(loaded, registry, loc, part, specs)
+
+
+def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
+                specs: dict[str, str]) -> None:
+    """A rate is compared with c ± margin strictly between 0 and 1 (else no data decide it)."""
+    parsed = parse_metric_key(part.metric)
+    doc = None if parsed.series == TRAIN_LOSS_KEY else \
+        registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
+    if part.interval(doc is not None and doc.binary) != "rate":
+        return
+    edge = part.threshold + (part.margin if part.expects_greater else -part.margin)
+    if not 0 < edge < 1:
+        raise loaded.fail(loc + ("expect",), f"claim {part.id!r} tests a rate against "
+                          f"c ± margin = {edge:g}; a rate is compared with a value strictly "
+                          "between 0 and 1")
+
+
+
+
+def _check_decidable(loaded: LoadedSuite, index: int, claim: Claim,
+                     profiles: dict[str, list[Cell]]) -> None:
+    """Some profile holds a unit of every part of ``claim`` (a profile without one lists
+    the claim as not in this profile)."""
+    parts = claim.parts
+    testable = {name: [form_of(p).decidable(loaded.suite, p, selected_cells(p, cells))
+                       for p in parts] for name, cells in profiles.items()}
+    if any(all(flags) for flags in testable.values()):
+        return
+    for j, part in enumerate(parts):
+        if any(flags[j] for flags in testable.values()):
+            continue
+        key, why = form_of(part).undecidable(claim.id, part)
+        raise loaded.fail(("claims", index) + (("also", j - 1) if j else ()) + (key,), why)
+    where = "; ".join(f"part {j + 1}: " + (", ".join(n for n, f in testable.items() if f[j]))
+                      for j in range(len(parts)))
+    raise loaded.fail(("claims", index), f"claim {claim.id!r}: no profile can test every part "
+                                         f"({where})")

@@ -1,0 +1,18 @@
+"""``compare: {arm: [a, b]}``: ``d = value(arm a) - value(arm b)`` within each selected
+cell."""
+
+from __future__ import annotations
+
+from geobench.claims.forms.base import Form
+from geobench.claims.units import Chosen, Tally
+from geobench.suite.schema import Claim, Suite
+
+
+class Arms(Form):
+    def applies(self, part: Claim) -> bool:
+        return part.trend is None and part.compare is not None and part.compare.arm is not None
+
+    def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
+        a, b = tally.claim.compare.arm
+        for cell, _ in chosen.values():
+            tally.add(cell.trial_seed, cell, f"{a}-{b}", tally.get(cell, a), tally.get(cell, b))

@@ -1,0 +1,138 @@
+"""Commands that look without storing: ``list`` (registered components), ``show`` (a
+profile's cells and cost), ``validate``, ``preflight`` (every design point for a few
+steps) and ``plugins`` (what is loaded)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tabulate import tabulate
+
+from geobench.cli import options
+from geobench.cli.command import Command
+from geobench.contract.errors import RegistryError, did_you_mean
+from geobench.contract.hookspecs import KINDS
+from geobench.records import Status
+
+
+def _list_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kind", nargs="?", help=f"one of: {', '.join(KINDS)}")
+    p.add_argument("--json", action="store_true")
+
+
+def list_components(args: argparse.Namespace) -> int:
+    from geobench.contract.plugins import registry
+
+    reg = registry()
+    if args.kind and args.kind not in KINDS:
+        raise RegistryError(f"unknown kind {args.kind!r}{did_you_mean(args.kind, list(KINDS))}; "
+                            f"kinds: {', '.join(KINDS)}")
+    kinds = [args.kind] if args.kind else list(KINDS)
+    entries = [reg.get(k, n) for k in kinds for n in reg.names(k)]
+    if args.json:
+        for e in entries:
+            print(json.dumps({"kind": e.kind, "name": e.name, "doc": e.doc, "origin": e.origin,
+                              "version": e.version, "params": e.param_rows(),
+                              "fields": {k: vars(d) for k, d in e.fields.items()}}))
+        return 0
+    for kind in kinds:
+        print(f"{kind}:")
+        for e in (x for x in entries if x.kind == kind):
+            print(f"  {e.name:<22} {e.doc}  [{e.origin} {e.version}]")
+            for p in e.param_rows():
+                print(f"      {p['name']}: {p['type']} = {p['default']}"
+                      + (f"  — {p['doc']}" if p["doc"] else ""))
+            for name, d in e.fields.items():
+                unit = f" [{d.unit}]" if d.unit else ""
+                print(f"      -> {name}{unit} ({d.direction}): {d.description}")
+    return 0
+
+
+def _suite_arguments(p: argparse.ArgumentParser) -> None:
+    options.suite_options(p, store=False)
+
+
+def show(args: argparse.Namespace) -> int:
+    from geobench.run.estimate import cost_lines
+
+    loaded, cells = options.cells_of(args)
+    varied = list(dict.fromkeys(k for c in cells for k in c.varied))
+    print(f"{loaded.suite.name} [{args.profile}]: {len(cells)} cells, arms: "
+          f"{', '.join(cells[0].arms) if cells else '-'}")
+    rows = [[c.id] + [c.varied.get(k, "") for k in varied] for c in cells]
+    print(tabulate(rows, headers=["cell"] + varied, tablefmt="github"))
+    print("\n".join(cost_lines(cells)))
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    _, cells = options.cells_of(args)
+    print(f"{args.suite}: valid ({len(cells)} cells in profile {args.profile!r})")
+    return 0
+
+
+def _preflight_arguments(p: argparse.ArgumentParser) -> None:
+    options.suite_options(p, store=False)
+    p.add_argument("--steps", type=options.count, default=2, help="steps per design point (2)")
+    p.add_argument("--batch", type=options.count, help="cap data.batch_size at this")
+    p.add_argument("--samples", type=options.count, help="cap data.n_train and data.n_test at "
+                                                         "this")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="replace train.device")
+    p.add_argument("--data", action="append", default=[], metavar="KEY=VALUE",
+                   help="dataset param set where the dataset takes it, e.g. "
+                        "verify_md5=false; repeatable")
+    p.add_argument("--metric", action="append", default=[], metavar="KEY=VALUE",
+                   help="metric param set where a metric takes it, e.g. max_iter=8; "
+                        "repeatable")
+
+
+def preflight(args: argparse.Namespace) -> int:
+    from geobench.contract.plugins import registry
+    from geobench.run.preflight import HEADERS, Shortening, design_points
+    from geobench.run.preflight import preflight as run_points
+
+    _, cells = options.cells_of(args)
+    data = options.overrides("--data", args.data)
+    metrics = options.overrides("--metric", args.metric)
+    how = Shortening(args.steps, args.batch, args.samples, args.device, data, metrics)
+    print(f"{args.suite} [{args.profile}]: {len(design_points(cells))} design points of "
+          f"{len(cells)} cells, {args.steps} steps each", flush=True)
+    runs = run_points(cells, registry(), how, lambda run: print(
+        f"  {run.result.status.value}: {run.label()}", flush=True))
+    print(tabulate([run.row() for run in runs], headers=HEADERS, tablefmt="github"))
+    failed = [run for run in runs if run.result.status != Status.COMPLETE]
+    for run in failed:
+        print(f"{run.label()}: {run.result.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _plugins_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="JSON lines, one object per plugin")
+
+
+def plugins(args: argparse.Namespace) -> int:
+    from geobench.contract.plugins import plugins as loaded
+    from geobench.contract.plugins import registry
+
+    registry()  # a plugin whose components fail to register is dropped (with a warning)
+    for info in loaded().info.values():
+        if args.json:
+            print(json.dumps({"name": info.name, "dist": info.dist, "version": info.version,
+                              "hooks": list(info.hooks)}))
+        else:
+            print(f"{info.name:<12} {info.dist} {info.version}: {', '.join(info.hooks)}")
+    return 0
+
+
+COMMANDS = [
+    Command("list", "registered components with params and origin", _list_arguments,
+            list_components),
+    Command("show", "the expanded cells of a suite", _suite_arguments, show),
+    Command("preflight", "run every design point of a profile for a few steps (nothing is "
+                         "stored)", _preflight_arguments, preflight),
+    Command("validate", "check a suite without running it", _suite_arguments, validate),
+    Command("plugins", "loaded plugins: distribution, version, hooks", _plugins_arguments,
+            plugins),
+]

@@ -1,0 +1,131 @@
+"""Commands that read the store: ``results`` (each cell's stored values), ``leaderboard``
+(the published page) and ``claims`` (verdicts, their units, two profiles side by side)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tabulate import tabulate
+
+from geobench.cli import options
+from geobench.cli.command import Command
+
+
+def _results_arguments(p: argparse.ArgumentParser) -> None:
+    options.suite_options(p)
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
+    form.add_argument("--csv", action="store_true",
+                      help="CSV: one row per cell and final value, config flattened")
+
+
+def results(args: argparse.Namespace) -> int:
+    from geobench.report.results import cell_records, missing_rows, result_rows, write_csv
+
+    _, cells = options.cells_of(args)
+    if args.csv:  # read only: a store that is not there is an error, not a new file
+        found = result_rows(args.store, cells=[c.id for c in cells])
+        held = {r["cell"] for r in found}
+        write_csv(found + missing_rows([c for c in cells if c.id not in held]), sys.stdout)
+        return 0
+    records = cell_records(args.store, cells)
+    if args.json:
+        for record in records:
+            print(json.dumps(record))
+        return 0
+    rows = [[r["cell"], r["status"], c.label()] for r, c in zip(records, cells)]
+    print(tabulate(rows, headers=["cell", "status", "varied"], tablefmt="github"))
+    return 0
+
+
+def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:
+    options.suite_options(p)
+    p.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
+                                 "(default: leaderboards/<suite>.md in the store's folder)")
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    from geobench.contract.plugins import registry
+    from geobench.report.leaderboard import render
+    from geobench.report.paths import leaderboard_path
+    from geobench.run.store import Store
+
+    loaded, cells = options.cells_of(args)
+    out = leaderboard_path(loaded, args.profile, args.store, args.out)
+    store = Store(args.store, read_only=True)
+    try:
+        render(loaded, cells, store, out, registry())
+    finally:
+        store.close()
+    print(f"wrote {out}")
+    return 0
+
+
+def _claims_arguments(p: argparse.ArgumentParser) -> None:
+    options.suite_options(p)
+    p.add_argument("--json", action="store_true", help="JSON lines, one object per claim")
+    p.add_argument("--units", action="store_true",
+                   help="every unit of every claim and part: the values that entered its "
+                        "interval, or why it was left out")
+    p.add_argument("--csv", action="store_true", help="with --units: as CSV")
+    p.add_argument("--beside", metavar="PROFILE",
+                   help="a table of each claim's effect and verdict in PROFILE beside "
+                        "--profile's, marking the claims whose verdict changes")
+
+
+def _refused(args: argparse.Namespace) -> str:
+    """Why these ``claims`` options cannot go together (empty when they can)."""
+    if args.csv and not args.units:
+        return "--csv goes with --units (the unit rows as CSV)"
+    if args.beside and (args.units or args.json):
+        return "--beside prints one table; leave out --units and --json"
+    if args.beside == args.profile:
+        return f"--beside {args.beside} is the profile shown; name another profile"
+    return ""
+
+
+def claims(args: argparse.Namespace) -> int:
+    from geobench.claims import StoredValues, evaluate
+    from geobench.claims.table import UNIT_COLUMNS, beside_table, claims_table, unit_rows, units_csv
+    from geobench.contract.plugins import registry
+    from geobench.run.store import Store
+
+    refused = _refused(args)
+    if refused:
+        print(f"geobench claims: {refused}", file=sys.stderr)
+        return 2
+    loaded, cells = options.cells_of(args)
+    if not loaded.suite.claims:
+        print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
+        return 0
+    profiles = [cells] + ([options.expand_args(args, loaded, args.beside)] if args.beside
+                          else [])
+    store = Store(args.store, read_only=True)
+    try:
+        verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry())
+                             for c in profiles]
+    finally:
+        store.close()
+    if args.beside:
+        print(beside_table({args.beside: beside[0], args.profile: verdicts}), end="")
+    elif args.units and args.csv:
+        print(units_csv(verdicts), end="")
+    elif args.units:
+        print(tabulate(unit_rows(verdicts), headers=UNIT_COLUMNS))
+    elif args.json:
+        for v in verdicts:
+            print(json.dumps(v.as_json()))
+    else:
+        print(claims_table(verdicts), end="")
+    return 0
+
+
+COMMANDS = [
+    Command("results", "stored results of a suite's cells", _results_arguments, results),
+    Command("leaderboard", "publish a suite's leaderboard from the store",
+            _leaderboard_arguments, leaderboard),
+    Command("claims", "the suite's claims with effect, 95%% CI and verdict", _claims_arguments,
+            claims),
+]

@@ -1,0 +1,53 @@
+"""What a plugin's figure command needs, at its stable import path: the options every
+figure command shares, the suite's cells with what the store holds of them, where figures
+go by default, the result keys and config values of a cell, and the one file writer.
+
+A figure command is registered with ``cli.add(name, summary, arguments, main)``::
+
+    def arguments(parser):
+        figure_options(parser, __doc__, "PNG path (default: ...)")
+
+    def main(args):
+        stored = read_stored(args, series=["neuron_histogram.weights"])
+        ...
+        write_files({args.out or figure_folder(args.store) / f"{stored.stem}_x.png": png})
+
+Problems are raised as ``SuiteError`` (no such suite file, an invalid suite or profile) and
+``StoreError`` (no such store, not a store), which ``geobench`` prints as one line and
+answers with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from pathlib import Path
+
+from geobench.cli.options import cells_of, suite_options
+from geobench.publish.output import figure_bytes, write_files
+from geobench.records import SINGLE_ARM, Cell, cross_arm, metric_key
+from geobench.report.figures import SeriesRow, StoredSuite, stored_suite
+from geobench.report.paths import board_folder as figure_folder
+from geobench.suite import get_dotted
+
+__all__ = ["Cell", "SINGLE_ARM", "SeriesRow", "StoredSuite", "cross_arm", "figure_bytes",
+           "figure_folder", "figure_options", "get_dotted", "metric_key", "read_stored",
+           "write_files"]
+
+
+def figure_options(parser: argparse.ArgumentParser, description: str | None, out_help: str,
+                   out_required: bool = False) -> None:
+    """The options of every figure command: the suite path, ``--profile`` (default smoke),
+    ``--set``, ``--only``, ``--cell-limit`` and ``--store`` as ``geobench claims`` takes
+    them, and ``--out`` (a ``Path``; None when not given and not required)."""
+    parser.description = description
+    suite_options(parser)
+    parser.add_argument("--out", type=Path, required=out_required, help=out_help)
+
+
+def read_stored(args: argparse.Namespace, series: Iterable[str] = ()) -> StoredSuite:
+    """The suite and cells ``figure_options`` select (the profile's, under ``--set`` and
+    ``--only``, checked as every command checks them) with what ``--store`` holds of them
+    and their ``series`` (``<metric>.<field>`` names); the store is closed on return."""
+    loaded, cells = cells_of(args)
+    return stored_suite(loaded, args.profile, cells, args.store, series)

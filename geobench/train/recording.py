@@ -1,0 +1,119 @@
+"""Filling a cell's result during the lockstep loop: the metrics due at a step, and the
+training losses read back through the divergence guard; with the state the loop shares."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from geobench.contract.api import Augmentation, Batch, Data, MetricContext
+from geobench.contract.registry import Registry
+from geobench.records import TRAIN_LOSS_KEY, CellResult, Status, cross_arm, finals_of
+from geobench.train import precision
+from geobench.train.arm_run import ArmRun
+from geobench.train.device import synchronize
+from geobench.train.divergence import DivergenceGuard
+from geobench.train.streams import global_rng, metric_stream, stream_seed
+
+Progress = Callable[[int, int, float], None]
+Inputs = dict[int, tuple[Batch, list[torch.Tensor]]]  # replicate -> (batch, views) of a step
+
+
+@dataclass
+class LoopState:
+    """What the training loop's helpers share: the cell's arms, data and views, its length,
+    the divergence guard, the metrics' history and the result being filled."""
+
+    runs: list[ArmRun]
+    data: Data
+    augment: Augmentation
+    trial: int
+    total: int
+    registry: Registry
+    result: CellResult
+    progress: Progress | None
+    guard: DivergenceGuard
+    log_every: int
+    history: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = field(
+        default_factory=dict)
+
+
+def flush_losses(loop: LoopState, pending: list[torch.Tensor], upto: int) -> bool:
+    """Record the losses of the steps before ``upto``; return True (and mark the cell
+    diverged) if the guard finds a step that diverged."""
+    runs, result, guard, total = loop.runs, loop.result, loop.guard, loop.total
+    losses = torch.stack(pending).cpu()
+    start = upto - len(pending)
+    problem, bad = None, upto  # bad: the first step whose weights diverged
+    for i, row in enumerate(losses.tolist()):
+        step = start + i
+        for run, value in zip(runs, row):
+            problem = guard.loss(run.name, step, value)
+            if problem is not None:
+                bad = step
+                break
+            if step % loop.log_every == 0 or step == total - 1:
+                result.series.append((run.name, TRAIN_LOSS_KEY, step, value))
+        if problem is not None:
+            break
+    for run in runs:
+        problem = problem or guard.parameters(run.name, run.arm, upto - 1)
+    if problem is not None:
+        result.status = Status.DIVERGED
+        result.error = problem
+        result.series = [row for row in result.series if row[2] < bad]  # none measured after
+        result.finals = finals_of(result.series)
+        return True
+    if loop.progress is not None:
+        loop.progress(upto, total, float(losses[-1].mean()))
+    return False
+
+
+def run_metrics(loop: LoopState, step: int, inputs: Inputs) -> None:
+    """Evaluate the metrics due at ``step``; each instance draws from its own stream
+    ``metric/<id>/<step>`` (the same for every arm), and training's RNG is left as it was.
+    Every metric sees the suite's first arm as ``reference`` (a cross-arm metric compares
+    against it; a per-arm metric may relate to it) and the batch and views of its arm's
+    replicate."""
+    runs, trial = loop.runs, loop.trial
+    due = [(run, mid, metric) for run in runs for mid, metric, steps in run.metrics
+           if step in steps]
+    reference = runs[0]
+    for run, mid, metric in due:
+        if metric.cross_arm and run is not reference:
+            continue
+        pairs = [(r, reference) for r in runs[1:]] if metric.cross_arm else [(run, None)]
+        seed = stream_seed(trial, metric_stream(mid, step))
+        for arm_run, ref in pairs:
+            label = cross_arm(reference.name, arm_run.name) if ref is not None else arm_run.name
+            hist = loop.history.setdefault((label, mid), {})
+            batch, views = inputs[arm_run.replicate]
+            ctx = MetricContext(
+                step=step, total_steps=loop.total, arm_name=arm_run.name, arm=arm_run.arm,
+                data=loop.data, batch=batch, views=views, augmentation=loop.augment,
+                generator=torch.Generator().manual_seed(seed), spec=arm_run.record,
+                seed=stream_seed(trial, metric_stream(mid)), reference_name=reference.name,
+                reference=reference.arm, history=hist, lrs=list(arm_run.lrs),
+                optimizer=arm_run.optimizer, registry=loop.registry)
+            modes = [(m, m.training) for m in (arm_run.arm, reference.arm)]
+            for module, _ in modes:
+                module.eval()
+            device = next(arm_run.arm.parameters()).device
+            synchronize(device)
+            began = time.perf_counter()
+            try:
+                with global_rng(seed), precision.fp32_matmuls("ieee"):
+                    values = metric(ctx)
+            finally:
+                for module, was in modes:
+                    module.train(was)
+            values = {fld: float(value) for fld, value in values.items()}
+            synchronize(device)
+            loop.result.timing.add_metric(mid, time.perf_counter() - began)
+            for fld, value in values.items():
+                hist.setdefault(fld, []).append((step, value))
+                loop.result.series.append((label, f"{mid}.{fld}", step, value))
+
