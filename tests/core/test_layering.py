@@ -58,11 +58,23 @@ def _is_module(root: Path, dotted: str) -> bool:
 
 
 def core_imports(root: Path = ROOT) -> dict[str, set[str]]:
-    """geobench module -> the geobench modules it imports (the bare package, imported for
-    ``__version__``, left out: Python imports it before any of its modules)."""
+    """geobench module -> the geobench modules it imports; the bare package ``geobench``
+    counts as the top floor, so a floor that imports it imports upward."""
     return {module_name(p, root): {n for n in imports_of(p, root)
-                                   if n.split(".")[0] == "geobench" and n != "geobench"}
+                                   if n.split(".")[0] == "geobench"}
             for p in (root / "geobench").rglob("*.py")}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """Dotted names ``path`` imports when it is imported (module level, outside functions
+    and ``if TYPE_CHECKING``)."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text(), str(path)).body:
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
 
 
 def floor(module: str) -> int:
@@ -103,6 +115,24 @@ def test_every_core_folder_is_a_floor():
 
 def test_no_floor_imports_a_floor_above_it():
     assert upward_imports() == []
+
+
+def test_the_bare_package_loads_only_the_bottom_floors():
+    """``import geobench`` (which every import of a plugin or floor runs first) loads the
+    hook marker and the version; the results API loads on first use."""
+    for path in (CORE / "__init__.py", CORE / "hookspecs.py", CORE / "params.py"):
+        loaded = {n for n in top_level_imports(path) if n.startswith("geobench.")}
+        assert loaded and all(floor(n) <= FLOORS["contract"] for n in loaded), (path, loaded)
+
+
+def test_the_checks_see_an_import_of_the_bare_package(tmp_path):
+    files = {"geobench/__init__.py": "", "geobench/suite/__init__.py": "",
+             "geobench/suite/resolve.py": "import geobench\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert upward_imports(tmp_path) == [
+        "geobench.suite.resolve (floor 2) imports geobench (floor 8)"]
 
 
 def test_no_import_cycles():

@@ -6,9 +6,9 @@ import math
 
 import pytest
 import torch
-from geobench_projection.analyze import main
 from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams
 
+from geobench.cli import main as geobench
 from geobench.contract.api import Arm, BuildContext, MetricContext
 from geobench.contract.plugins import load_registry
 from geobench.train.loader import batches
@@ -19,6 +19,11 @@ AUG = {"name": "orbit_action"}
 BACKBONE = {"name": "mlp", "depth": 2, "width": 16, "out_dim": 8}
 HEAD = {"name": "mlp", "depth": 2, "hidden": 16, "out": 6, "activation": "gelu"}
 OBJECTIVE = {"name": "vicreg"}
+
+
+def analyze(argv: list[str]) -> int:
+    """``geobench analyze ARGV``."""
+    return geobench(["analyze", *argv])
 
 
 def _arm(reg, data):
@@ -71,7 +76,7 @@ def _args(path, *extra):
 
 def test_analyze_reports_the_trained_checkpoint(trained, capsys):
     path, arm, data, augment, initial = trained
-    assert main(_args(path, "--objective", "{name: vicreg}")) == 0
+    assert analyze(_args(path, "--objective", "{name: vicreg}")) == 0
     out = json.loads(capsys.readouterr().out)
     expected = _orbit_values(arm, data, augment)
     for key, value in expected.items():
@@ -84,17 +89,17 @@ def test_analyze_reports_the_trained_checkpoint(trained, capsys):
 
 
 def test_analyze_errors_are_one_line(tmp_path, trained, capsys):
-    assert main(_args(tmp_path / "missing.pt")) == 2
+    assert analyze(_args(tmp_path / "missing.pt")) == 2
     err = capsys.readouterr().err
     assert err.startswith("geobench analyze: ") and err.count("\n") == 1
     path = trained[0]
     bad = dict(BACKBONE, width=32)
     args = _args(path)
     args[args.index("--backbone") + 1] = json.dumps(bad)
-    assert main(args) == 2
+    assert analyze(args) == 2
 
 
 def test_analyze_without_objective_reports_orbits_only(trained, capsys):
-    assert main(_args(trained[0])) == 0
+    assert analyze(_args(trained[0])) == 0
     out = json.loads(capsys.readouterr().out)
     assert out and all(key.startswith("orbit_compression.") for key in out)

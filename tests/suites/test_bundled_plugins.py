@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tests.conftest import REPO, run_cli, write_distribution
-from tests.core.test_plugins import BROKEN, plugin_names
+from tests.core.contract.test_plugins import BROKEN, plugin_names
 
 
 def test_plugin_selection_by_entry_point_name(site, tmp_path, monkeypatch):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_hostile_suites import check_corpus_case
+from tests.core.suite.test_hostile_suites import check_corpus_case
 
 HOSTILE = Path(__file__).parent / "hostile"
 CORPUS = sorted(HOSTILE.glob("*.yaml"))

@@ -16,7 +16,7 @@ from geobench.run.safeload import UnsafePathError, check_private
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _complete(cell) -> CellResult:

@@ -18,8 +18,8 @@ from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.conftest import run_cli, write_distribution
 from tests.core import executor_helpers as helpers
+from tests.core.run.test_resume import _complete, _kill_after, _run
 from tests.core.suite_text import small_suite
-from tests.core.test_resume import _complete, _kill_after, _run
 
 LRS = (0.05, 0.1, 0.2)  # x 2 seeds = 6 cells
 

@@ -19,8 +19,8 @@ from geobench.contract.spec import Component
 from geobench.suite import expand, load_suite
 from geobench.train.engine import run_cell
 from tests.conftest import start_cli
+from tests.core.components.test_loggers import _cells, _hparams_sessions
 from tests.core.suite_text import small_suite
-from tests.core.test_loggers import _cells, _hparams_sessions
 
 
 class _Broken:

@@ -16,7 +16,7 @@ from geobench.suite.yamlio import MAX_BYTES, SuiteError
 from tests.conftest import run_cli
 from tests.core.suite_text import small_suite
 
-HOSTILE = Path(__file__).parent / "hostile"
+HOSTILE = Path(__file__).parents[1] / "hostile"
 CORPUS = sorted(HOSTILE.glob("*.yaml"))
 WITHOUT_COMMENT = {"empty.yaml": "a suite is a YAML mapping"}  # a 0-byte file
 

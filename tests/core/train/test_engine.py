@@ -132,10 +132,10 @@ def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_
     """The CPU has no TF32 units, so ``precision: tf32`` must give fp32's numbers bit for bit
     there; the training step runs under TF32 settings, every metric under full precision,
     and torch's own settings are back after the cell."""
-    from geobench.train import precision as engine
+    from geobench.train import precision
 
     seen: list[tuple[str, bool, bool]] = []
-    real = engine.fp32_matmuls
+    real = precision.fp32_matmuls
 
     @contextlib.contextmanager
     def recorded(kind):
@@ -144,7 +144,7 @@ def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_
                          torch.backends.cudnn.allow_tf32))
             yield
 
-    monkeypatch.setattr(engine, "fp32_matmuls", recorded)
+    monkeypatch.setattr(precision, "fp32_matmuls", recorded)
     saved = torch.backends.cuda.matmul.fp32_precision, torch.backends.cudnn.allow_tf32
     (tmp_path / "fp32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)))
     (tmp_path / "tf32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)).replace(
