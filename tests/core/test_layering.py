@@ -125,12 +125,16 @@ def test_the_bare_package_loads_only_the_bottom_floors():
         assert loaded and all(floor(n) <= FLOORS["contract"] for n in loaded), (path, loaded)
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_the_checks_see_an_import_of_the_bare_package(tmp_path):
     files = {"geobench/__init__.py": "", "geobench/suite/__init__.py": "",
              "geobench/suite/resolve.py": "import geobench\n"}
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     assert upward_imports(tmp_path) == [
         "geobench.suite.resolve (floor 2) imports geobench (floor 8)"]
 
@@ -144,9 +148,7 @@ def test_the_checks_see_an_upward_import_and_a_cycle(tmp_path):
              "geobench/contract/__init__.py": "",
              "geobench/run/store.py": "from geobench.contract import spec\n",
              "geobench/contract/spec.py": "def f():\n    from geobench.run.store import S\n"}
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     assert upward_imports(tmp_path) == [
         "geobench.contract.spec (floor 1) imports geobench.run.store (floor 5)"]
     assert import_cycles(tmp_path) == [["geobench.contract.spec", "geobench.run.store",
