@@ -42,26 +42,26 @@ def check_claims(loaded: LoadedSuite, registry: Registry,
     for name, cells in profiles.items():
         check_claim_metrics(loaded, registry, cells, name)
     checking = Checking(loaded, profiles)
-    for loc, claim, part in _parts(loaded):
+    for loc, claim, part, own in _parts(loaded):
         what = f"claim {claim.id!r}"
-        for at, where in _wheres(loc, claim, part):
+        for at, where in _alternatives(loc, own):
             check_where(checking, at, what, where)
         form_of(part).check(checking, loc, what, part)
     for i, claim in enumerate(loaded.suite.claims):
         _check_decidable(loaded, i, claim, profiles)
 
 
-def _parts(loaded: LoadedSuite) -> list[tuple[Loc, Claim, Claim]]:
-    """(location, claim, part) of every part of every claim, the claim itself first."""
-    return [(("claims", i) + (("also", j - 1) if j else ()), claim, part)
+def _parts(loaded: LoadedSuite) -> list[tuple[Loc, Claim, Claim, Any]]:
+    """(location, claim, part, the ``where`` written for the part) of every part of every
+    claim, the claim itself first; an ``also`` part that tests the claim's cells has None."""
+    return [(("claims", i) + (("also", j - 1) if j else ()), claim, part,
+             claim.also[j - 1].where if j else claim.where)
             for i, claim in enumerate(loaded.suite.claims)
             for j, part in enumerate(claim.parts)]
 
 
-def _wheres(loc: Loc, claim: Claim, part: Claim) -> list[tuple[Loc, dict[str, Any]]]:
-    """Each alternative of the part's own ``where`` (the claim's, for the claim itself) with
-    its location; a part that tests the claim's cells has none of its own."""
-    where = claim.where if len(loc) == 2 else claim.also[loc[-1]].where
+def _alternatives(loc: Loc, where: Any) -> list[tuple[Loc, dict[str, Any]]]:
+    """Each alternative of a written ``where`` with its location (none for None)."""
     if where is None:
         return []
     if isinstance(where, dict):
@@ -73,7 +73,7 @@ def check_names(loaded: LoadedSuite) -> None:
     """Every key a claim names is a run-spec key, and every arm it names exists."""
     suite = loaded.suite
     arms = list(suite.arms) or [SINGLE_ARM]
-    for loc, _, claim in _parts(loaded):
+    for loc, _, claim, _ in _parts(loaded):
         named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
         for where in claim.alternatives:
             if "arm" in where:

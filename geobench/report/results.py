@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from geobench.records import Cell, MetricKey, Status, measured_arm, metric_key, parse_metric_key
-from geobench.run.store import LOCK_TIMEOUT_S, StoreError, check_exists, describe_store_error
+from geobench.run.store import (
+    LOCK_TIMEOUT_S,
+    Store,
+    StoreError,
+    check_exists,
+    describe_store_error,
+)
 
 if TYPE_CHECKING:
     import pandas
@@ -76,8 +82,6 @@ def series_rows(store: str | Path, suite: str | None = None, profile: str | None
 def cell_records(store: str | Path, cells: list[Cell]) -> list[Row]:
     """One object per cell of ``cells``, in their order: id, trial seed, config, status
     (``missing`` where the store has none), error and final values."""
-    from geobench.run.store import Store
-
     opened = Store(store, read_only=True)
     try:
         stored = opened.cells([c.id for c in cells])

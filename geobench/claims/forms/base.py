@@ -5,6 +5,7 @@ cell at a time."""
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 from geobench.claims.units import Chosen, Tally
@@ -13,16 +14,16 @@ from geobench.suite.load import Loc
 from geobench.suite.schema import Claim, Suite
 
 
-class Form:
+class Form(abc.ABC):
     """One way a claim part turns stored values into units (``forms.FORMS`` lists them)."""
 
+    @abc.abstractmethod
     def applies(self, part: Claim) -> bool:
         """This form reads ``part``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
         """Add a unit to ``tally`` for every cell (or pair, group) ``chosen`` holds."""
-        raise NotImplementedError
 
     def decidable(self, suite: Suite, part: Claim, chosen: Chosen) -> bool:
         """One profile's ``chosen`` cells hold a unit of ``part``: here, any cell."""
@@ -34,6 +35,7 @@ class Form:
 
     def check(self, checking: Checking, loc: Loc, what: str, part: Claim) -> None:
         """Validation of the form's own keys against every profile's cells (none here)."""
+        return None
 
     def describe(self, part: Claim) -> str:
         """What the claims table adds after the metric and expectation: the compared

@@ -17,7 +17,9 @@ from pydantic import Field
 
 from geobench.contract.api import Params
 from geobench.records import Cell, CellResult
+from geobench.run.provenance import provenance
 from geobench.run.safeload import UnreadableFileError, check_private, load_pickle
+from geobench.run.store import Store
 
 RESULT_SUFFIX = ".result.pkl"
 
@@ -51,9 +53,6 @@ def collect(cells: list[Cell], store: str | Path, folder: str | Path) -> tuple[i
     """Store the results that array tasks wrote to ``folder`` for the ``cells`` the store
     does not hold yet (every file read before any is stored); returns how many were
     collected, how many were stored already and how many are still missing."""
-    from geobench.run.provenance import provenance
-    from geobench.run.store import Store
-
     opened = Store(store)
     try:
         done = opened.done_ids([c.id for c in cells])
