@@ -1,7 +1,7 @@
 """Executors: wall time of one CPU grid (8 cells of >= 10 s each on 2 cores) on ``local`` vs
 ``pool`` (and ``ray``) with 2 workers, each into a fresh store; prints the speed-up over
-``local``. ``local`` runs with this machine's default torch threads, each pool worker with
-cores / workers threads, so that the workers do not fight over the cores.
+``local``. ``local`` runs each cell on all the machine's cores (``--threads``), the pool each
+cell on cores / workers threads, so that the workers do not fight over the cores.
 
     python benchmarks/executors.py [--steps 2000] [--no-ray] [--json]
 """
@@ -14,8 +14,6 @@ import os
 import tempfile
 import time
 from pathlib import Path
-
-import torch
 
 from geobench.run.runner import RunOptions, run_suite
 
@@ -53,11 +51,13 @@ seeds: 2
 """
 
 
-def timed(suite: Path, store: Path, executor: str, **options) -> float:
-    """Seconds to run every cell of ``suite`` on ``executor`` into the fresh ``store``."""
+def timed(suite: Path, store: Path, executor: str, threads: int, **options) -> float:
+    """Seconds to run every cell of ``suite`` on ``executor``, ``threads`` torch threads a
+    cell, into the fresh ``store``."""
     start = time.perf_counter()
     summary = run_suite(str(suite), RunOptions(store=str(store), executor=executor,
-                                               executor_options=options, quiet=True))
+                                               executor_options=options, threads=threads,
+                                               quiet=True))
     assert summary.statuses["complete"] == len(summary.cells) == CELLS
     return time.perf_counter() - start
 
@@ -65,22 +65,24 @@ def timed(suite: Path, store: Path, executor: str, **options) -> float:
 def compare(tmp: Path, name: str, steps: int, with_ray: bool, say) -> dict[str, float]:
     """Wall times of one workload on local, pool (and ray), and the pool's speed-up."""
     what, base, _ = WORKLOADS[name]
-    threads = max(1, (os.cpu_count() or 1) // WORKERS)
+    cores = os.cpu_count() or 1
+    threads = max(1, cores // WORKERS)
     suite = tmp / f"{name}.yaml"
     suite.write_text(SUITE.format(base=base.format(steps=steps)))
     say(f"{name}: {what}; {CELLS} cells of {steps} steps")
-    out = {"local_s": timed(suite, tmp / f"{name}-local.sqlite", "local")}
-    say(f"  local (serial, {torch.get_num_threads()} threads): {out['local_s']:6.1f} s "
+    out = {"local_s": timed(suite, tmp / f"{name}-local.sqlite", "local", cores)}
+    say(f"  local (serial, {cores} threads): {out['local_s']:6.1f} s "
         f"({out['local_s'] / CELLS:.1f} s per cell)")
-    out["pool_s"] = timed(suite, tmp / f"{name}-pool.sqlite", "pool", workers=WORKERS,
-                          threads_per_worker=threads)
+    out["pool_s"] = timed(suite, tmp / f"{name}-pool.sqlite", "pool", threads,
+                          workers=WORKERS)
     out["speedup"] = out["local_s"] / out["pool_s"]
     say(f"  pool ({WORKERS} workers x {threads} thread): {out['pool_s']:6.1f} s   "
         f"speed-up {out['speedup']:.2f}x")
     if with_ray:
         import ray
 
-        out["ray_s"] = timed(suite, tmp / f"{name}-ray.sqlite", "ray", local_cpus=WORKERS)
+        out["ray_s"] = timed(suite, tmp / f"{name}-ray.sqlite", "ray", threads,
+                           local_cpus=WORKERS)
         ray.shutdown()
         say(f"  ray ({WORKERS} CPUs): {out['ray_s']:6.1f} s   speed-up "
             f"{out['local_s'] / out['ray_s']:.2f}x (includes starting the local cluster)")

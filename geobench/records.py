@@ -8,6 +8,7 @@ of a cross-arm metric (measured on ``arm`` against the suite's first arm).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -92,18 +93,44 @@ class Cell:
     versions: dict[str, str] = field(default_factory=dict)
     specs: dict[str, ArmSpec] = field(default_factory=dict, compare=False, repr=False)
 
-    def label(self, width: int = 40) -> str:
-        """The varied keys, ``key=value`` joined by ``, `` (``base`` for none); a value
-        longer than ``width`` characters (a whole list of metrics) is cut, ending in ``…``."""
-        def short(value: Any) -> str:
-            text = str(value)
-            return text if len(text) <= width else text[:width - 1] + "…"
-
-        return ", ".join(f"{k}={short(v)}" for k, v in self.varied.items()) or "base"
+    def label(self, width: int = 48) -> str:
+        """The varied keys, ``key=value`` joined by ``, `` (``base`` for none): keys as
+        ``_short_keys`` names them (``lr=0.1``, ``gd.lr=0.5``), a list of components by their
+        names (``metrics=[collapse, escape_step]``), a component by its name; a value longer
+        than ``width`` characters is cut, ending in ``…``."""
+        names = _short_keys(list(self.varied))
+        return ", ".join(f"{n}={_short(v, width)}" for n, v in zip(names, self.varied.values())
+                         ) or "base"
 
     def config(self) -> dict[str, Any]:
         return {"suite": self.suite, "profile": self.profile, "trial_seed": self.trial_seed,
                 "arms": self.arms, "varied": self.varied, "versions": self.versions}
+
+
+def _short_keys(keys: list[str]) -> list[str]:
+    """Each dotted key by its last part; where other keys end the same way, with the parts
+    no other of those keys has (``arms.gd.optimizer.lr`` beside ``arms.sgd.optimizer.lr``:
+    ``gd.lr``); the whole key where that still collides."""
+    tails = [k.rsplit(".", 1)[-1] for k in keys]
+    names = []
+    for key, tail in zip(keys, tails):
+        group = Counter(p for k, t in zip(keys, tails) if t == tail
+                        for p in set(k.split(".")[:-1]))
+        own = [p for p in key.split(".")[:-1] if group[p] == 1] if tails.count(tail) > 1 else []
+        names.append(".".join(own + [tail]))
+    return [n if names.count(n) == 1 else k for k, n in zip(keys, names)]
+
+
+def _short(value: Any, width: int) -> str:
+    """A varied value as ``Cell.label`` shows it."""
+    if isinstance(value, dict) and "name" in value:
+        text = str(value["name"])
+    elif isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v
+                                                   for v in value):
+        text = "[" + ", ".join(str(v["name"]) for v in value) + "]"
+    else:
+        text = str(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 @dataclass
@@ -128,6 +155,9 @@ class Timing:
         self.calls[name] = self.calls.get(name, 0) + 1
 
 
+DEFAULT_THREADS = 1  # torch threads per cell unless a run sets others: the published setting
+
+
 @dataclass
 class CellResult:
     """What running a cell produced: its status, the series ``(arm, series, step, value)``
@@ -142,6 +172,7 @@ class CellResult:
     started: float = 0.0
     finished: float = 0.0
     device: str = "cpu"
+    threads: int = 0  # torch's intra-op threads while the cell ran
     batch_digest: str = ""
     timing: Timing = field(default_factory=Timing, compare=False)
 

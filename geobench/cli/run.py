@@ -10,7 +10,7 @@ from typing import Any
 
 from geobench.cli import options
 from geobench.cli.command import Command
-from geobench.records import Status
+from geobench.records import DEFAULT_THREADS, Status
 from geobench.run.leases import LEASE_TIMEOUT_S
 
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
@@ -32,6 +32,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
                                       "(default: the suite's, else local)")
     for flag, kind, text in EXECUTOR_FLAGS:
         p.add_argument(flag, type=kind, help=text)
+    p.add_argument("--threads", type=options.count, default=DEFAULT_THREADS, metavar="N",
+                   help="torch threads of each cell, under every executor; a CPU cell's numbers "
+                        f"depend on it (default {DEFAULT_THREADS}, as the published leaderboards)")
     p.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
     p.add_argument("--max-cells", type=options.count, help="run at most this many of the "
                                                            "missing cells")
@@ -75,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         executor=args.executor, executor_options=executor_options, rerun=args.rerun,
         max_cells=args.max_cells, cell_limit=options.cell_limit(args),
         lease_timeout=args.lease_timeout, loggers=tuple(args.logger),
-        log_dir=args.log_dir, quiet=args.quiet)
+        log_dir=args.log_dir, threads=args.threads, quiet=args.quiet)
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         summary = run_suite(args.suite, run_options)

@@ -187,7 +187,8 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, csv_na
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
         f"- code: {', '.join(shas) or 'n/a'}; torch "
         f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "
-        f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}",
+        f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}; torch threads "
+        f"per cell {', '.join(sorted({str(p.get('threads', '?')) for p in provs})) or 'n/a'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
         "**bold**: best in a column whose metric has a direction",

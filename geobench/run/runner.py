@@ -21,7 +21,7 @@ from geobench.contract.errors import describe_validation_error
 from geobench.contract.plugins import describe_failure, registry
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import Component
-from geobench.records import Cell, CellResult, Status
+from geobench.records import DEFAULT_THREADS, Cell, CellResult, Status
 from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
 from geobench.run.provenance import provenance
 from geobench.run.store import DEFAULT_STORE, Store
@@ -97,20 +97,29 @@ class StepLines:
 
 @dataclass(frozen=True)
 class CellTask:
-    """What an executor runs for each cell: ``run_cell`` with the run's loggers, and
-    ``StepLines`` every ``every`` seconds (None: none) where the cell runs with neither a
-    ``progress`` callback (a bar) nor a terminal on stderr (a worker's own log file gets
-    them) — picklable, for worker processes."""
+    """What an executor runs for each cell: ``run_cell`` on ``threads`` torch threads (set
+    here, in whichever process runs the cell, and restored after: a CPU cell's numbers
+    depend on its thread count), with the run's loggers, and ``StepLines`` every ``every``
+    seconds (None: none) where the cell runs with neither a ``progress`` callback (a bar)
+    nor a terminal on stderr (a worker's own log file gets them) — picklable, for worker
+    processes."""
 
     loggers: tuple[Component, ...] = ()
     log_dir: str = "logs"
     every: float | None = None
+    threads: int = DEFAULT_THREADS
 
     def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
-        if progress is not None or self.every is None or sys.stderr.isatty():
-            return run_cell(cell, progress=progress, loggers=self.loggers, log_dir=self.log_dir)
-        with StepLines(cell, self.every) as lines:
-            return run_cell(cell, progress=lines, loggers=self.loggers, log_dir=self.log_dir)
+        before = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            if progress is not None or self.every is None or sys.stderr.isatty():
+                return run_cell(cell, progress=progress, loggers=self.loggers,
+                                log_dir=self.log_dir)
+            with StepLines(cell, self.every) as lines:
+                return run_cell(cell, progress=lines, loggers=self.loggers, log_dir=self.log_dir)
+        finally:
+            torch.set_num_threads(before)
 
 
 class _Progress:
@@ -207,8 +216,7 @@ class RunOptions:
     restrictions that choose its cells, the store, the executor and its options, whether
     stored cells rerun, at most ``max_cells`` cells (at most ``cell_limit`` expanded), the
     lease timeout, the loggers (besides the suite's) and their folder (default: ``logs/``
-    beside the store), and
-    ``quiet`` (no progress)."""
+    beside the store), the torch threads of each cell, and ``quiet`` (no progress)."""
 
     profile: str = "smoke"
     store: str = DEFAULT_STORE
@@ -222,6 +230,7 @@ class RunOptions:
     lease_timeout: float = LEASE_TIMEOUT_S
     loggers: tuple[str, ...] = ()
     log_dir: str | None = None
+    threads: int = DEFAULT_THREADS
     quiet: bool = False
 
 
@@ -245,7 +254,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
               "(add --logger NAME)")
     logs = o.log_dir or Path(o.store).parent / "logs"
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
-                    None if o.quiet else STEP_LINE_S)
+                    None if o.quiet else STEP_LINE_S, o.threads)
     reset_warnings()
     store = Store(o.store)
     since = time.time()

@@ -165,7 +165,8 @@ class Store:
               owner: str | None = None) -> None:
         """Replace whatever the store holds for ``cell`` by ``result`` and release ``owner``'s
         lease on it (not a lease another run has taken over meanwhile), atomically."""
-        prov = {**provenance, "device": result.device, "batch_digest": result.batch_digest}
+        prov = {**provenance, "device": result.device, "threads": result.threads,
+                "batch_digest": result.batch_digest}
         with self._writing():
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))

@@ -92,7 +92,7 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
                          "geobench.suite.expand")
     first, spec = next(iter(cell.arms.values())), next(iter(cell.specs.values()))
     device = resolve_device(spec.train.device)
-    result.device = str(device)
+    result.device, result.threads = str(device), torch.get_num_threads()
     data_seed = stream_seed(trial, DATA)
     with global_rng(data_seed):
         data = reg.create("datasets", spec.data, BuildContext(

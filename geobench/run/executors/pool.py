@@ -1,6 +1,7 @@
 """Process-pool executor: N worker processes run one cell at a time each; only the parent
 writes results. A worker that dies (a signal, ``os._exit``) yields ``WorkerDied`` for the
-cell it was running and is replaced; the other cells go on."""
+cell it was running and is replaced; the other cells go on. Each cell sets its own torch
+thread count (``geobench.run.runner.CellTask``), whichever executor runs it."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-import torch
 from pydantic import Field
 
 from geobench.contract.api import Params
@@ -31,8 +31,6 @@ _NONE = object()  # no item left / no result yet
 
 class PoolParams(Params):
     workers: int = Field(2, ge=1, description="worker processes")
-    threads_per_worker: int | None = Field(
-        None, ge=1, description="torch threads per worker (default: cores / workers)")
 
 
 def _sendable(exc: Exception) -> Exception:
@@ -74,7 +72,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection, parent: int) -> None:
+def _serve(fn: Callable[[Any], Any], conn: Connection, parent: int) -> None:
     """A worker of process ``parent``: receive an item, send back ``fn(item)`` (or the
     exception it raised), until the parent closes the pipe or dies. Ctrl-C is the parent's to
     handle: it terminates the workers, which unwind the running cell and then die of
@@ -83,7 +81,6 @@ def _serve(fn: Callable[[Any], Any], threads: int, conn: Connection, parent: int
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         signal.signal(signal.SIGTERM, _terminated)
-        torch.set_num_threads(threads)
         _loop(fn, conn)
     except _Terminated:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -148,15 +145,14 @@ class _Worker:
 class _Workers:
     """The worker processes of one ``map`` call, by slot, and the items still to send."""
 
-    def __init__(self, fn: Callable[[Any], Any], items: Iterable[Any], size: int,
-                 threads: int) -> None:
+    def __init__(self, fn: Callable[[Any], Any], items: Iterable[Any], size: int) -> None:
         self.ctx = mp.get_context("spawn")
-        self.fn, self.threads, self.todo = fn, threads, iter(items)
+        self.fn, self.todo = fn, iter(items)
         self.slots: list[_Worker | None] = [None] * size
 
     def _start(self) -> _Worker:
         parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=_serve, args=(self.fn, self.threads, child, os.getpid()),
+        proc = self.ctx.Process(target=_serve, args=(self.fn, child, os.getpid()),
                                 daemon=True)
         proc.start()
         child.close()
@@ -204,13 +200,12 @@ class PoolExecutor:
 
     def __init__(self, params: PoolParams) -> None:
         self.workers = params.workers
-        self.threads = params.threads_per_worker or max(1, (os.cpu_count() or 1) // self.workers)
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
         """Results in completion order; ``fn`` and the items must be picklable. A cell whose
         worker died yields ``WorkerDied``, one that raised yields its exception. Closing the
         generator early (Ctrl-C) terminates the workers."""
-        pool = _Workers(fn, items, self.workers, self.threads)
+        pool = _Workers(fn, items, self.workers)
         try:
             for slot in range(self.workers):
                 pool.feed(slot)

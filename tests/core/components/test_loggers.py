@@ -112,11 +112,11 @@ def test_run_folders_are_one_per_cell_when_varied_keys_are_long():
     long = {"metrics": "x" * 400}
     cells = [Cell(f"{i:x}" * 16, "s", profile, seed, {}, {**long, "trial_seed": seed})
              for i, (profile, seed) in enumerate([("smoke", 0), ("smoke", 1), ("full", 0)])]
-    assert cells[1].label() == "metrics=" + "x" * 39 + "…, trial_seed=1"
+    assert cells[1].label() == "metrics=" + "x" * 47 + "…, trial_seed=1"
     folders = [run_folder("/logs", c) for c in cells]
     assert len(set(folders)) == 3
     assert [str(f.parent) for f in folders] == ["/logs/s", "/logs/s", "/logs/s_full"]
-    assert folders[1].name == "metrics=" + "x" * 39 + "_,trial_seed=1-" + "1" * 8
+    assert folders[1].name == "metrics=" + "x" * 47 + "_,trial_seed=1-" + "1" * 8
     wide = Cell("2" * 16, "s", "smoke", 0, {}, {f"k{i}": "y" * 30 for i in range(9)})
     assert len(run_folder("/logs", wide).name) == 150 + 9
 

@@ -2,13 +2,13 @@
 
 import json
 import multiprocessing as mp
-import os
 import re
 import signal
 import sqlite3
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from geobench.contract.plugins import registry
 from geobench.run.executors import WorkerDied
@@ -95,15 +95,30 @@ def test_a_worker_killed_or_exiting_fails_its_cell_and_the_others_go_on():
         x: 2 * x for x in items if x not in dead}
 
 
-def test_pool_workers_use_their_threads_and_closing_early_stops_them():
-    results = _pool(threads_per_worker=1).map(helpers.threads_and_pid, [0, 30, 30, 30])
-    _, (threads, _) = next(results)
-    assert threads == 1
+def test_closing_a_pool_early_stops_its_workers():
+    results = _pool().map(helpers.threads_and_pid, [0, 30, 30, 30])
+    next(results)
     workers = mp.active_children()
     assert len(workers) == 2
     results.close()
     assert not any(w.is_alive() for w in workers) and mp.active_children() == []
-    assert PoolExecutor(PoolParams(workers=2)).threads == max(1, (os.cpu_count() or 1) // 2)
+
+
+@pytest.mark.parametrize("executor", [None, "pool"])
+def test_each_cell_runs_on_the_runs_threads_whatever_the_executor(suite, executor):
+    """The run's thread count is set where the cell runs (the driver for local, a worker for
+    pool), recorded with the cell, and the driver's own count is left as it was."""
+    before = torch.get_num_threads()
+    for threads in (1, 2):
+        store = str(suite / f"{executor}-{threads}.sqlite")
+        run_suite(str(suite / "suite.yaml"), RunOptions(
+            store=store, executor=executor, threads=threads, quiet=True,
+            executor_options={"workers": 2} if executor else {}))
+        db = sqlite3.connect(store)
+        recorded = {json.loads(p)["threads"] for (p,) in db.execute("SELECT provenance FROM cells")}
+        db.close()
+        assert recorded == {threads}
+        assert torch.get_num_threads() == before
 
 
 def test_run_suite_stores_a_killed_workers_cell_as_failed(tmp_path, site):

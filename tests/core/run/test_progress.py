@@ -16,7 +16,7 @@ from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from tests.core.suite_text import small_suite
 
-LINE = re.compile(r"\[(\d)/4\] small optimizer\.lr=(0\.05|0\.1), trial_seed=[01] complete "
+LINE = re.compile(r"\[(\d)/4\] small lr=(0\.05|0\.1), trial_seed=[01] complete "
                   r"\d+\.\d s(, ETA \d+ (s|min))?$")
 
 
@@ -43,7 +43,7 @@ def test_a_running_cell_reports_its_step_and_loss(tmp_path, capfd, monkeypatch, 
     assert main(["run", str(tmp_path / "s.yaml"), "--store", str(tmp_path / "db.sqlite"),
                  "--executor", executor, "--no-leaderboard"]) == 0
     err = capfd.readouterr().err
-    steps = re.findall(r"^  small optimizer\.lr=0\.1, trial_seed=([01]): step (\d+)/30, "
+    steps = re.findall(r"^  small lr=0\.1, trial_seed=([01]): step (\d+)/30, "
                        r"loss \d\.\d+ \(\d+ s in\)$", err, re.MULTILINE)
     assert set(steps) == {(t, s) for t in "01" for s in ("10", "20", "30")}, err
 
@@ -91,7 +91,7 @@ def test_pool_workers_print_step_lines_while_the_parent_shows_bars(tmp_path, cap
     err = capfd.readouterr().err
     assert "2/2" in err  # the grid bar
     # (the bar and the workers' lines share the captured stderr, so a line may follow the bar)
-    steps = re.findall(r"  small optimizer\.lr=0\.1, trial_seed=([01]): step 30/30", err)
+    steps = re.findall(r"  small lr=0\.1, trial_seed=([01]): step 30/30", err)
     assert sorted(steps) == ["0", "1"], err
 
 
