@@ -2,9 +2,9 @@
 given suites' profile for a few steps and record, per cost key (backbone and input;
 ``geobench.run.estimate.cost_key``), the seconds of one arm's step at each batch
 size met, each metric's seconds per evaluation and arm, and a cell's start-up. The figures
-are merged into ``benchmarks/results/calibration_<device>.json`` with the machine, torch
-version, date and command; a design point runs only when it prices something not yet
-measured in this run.
+are merged into ``benchmarks/calibration/calibration_<device>.json`` (tracked: commit it)
+with the machine, torch version, date, the commands that wrote it and their source; a design
+point runs only when it prices something not yet measured in this run.
 
     python benchmarks/calibrate.py suites/collapse.yaml [...] [--profile smoke] \
         [--device cpu] [--steps 20] [--batch N] [--samples N] [--data KEY=VALUE]
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import sys
 from pathlib import Path
@@ -24,12 +25,24 @@ import torch
 from geobench.contract.plugins import registry
 from geobench.records import Status
 from geobench.run.calibrate import calibrate, merge
-from geobench.run.estimate import RESULTS, calibration_path
+from geobench.run.estimate import CALIBRATION, calibration_path
 from geobench.run.preflight import Shortening
 from geobench.suite import expand, load_suite
 from geobench.suite.yamlio import parse_yaml
 
 DATASET_SIZES = {"cifar10": 50000, "cifar100": 50000, "fashion_mnist": 60000, "mnist": 60000}
+
+
+def _machine(device: str) -> str:
+    """The GPU's name, or the CPU's model (from /proc/cpuinfo where there is one)."""
+    if device == "cuda":
+        return torch.cuda.get_device_name()
+    cpuinfo = Path("/proc/cpuinfo")
+    models = [line.split(":", 1)[1].strip() for line in
+              (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
+              if line.startswith("model name")]
+    model = models[0] if models else platform.processor() or platform.machine()
+    return f"{model}, {os.cpu_count()} cores; 1 torch thread"
 
 
 def main() -> int:
@@ -41,7 +54,7 @@ def main() -> int:
     ap.add_argument("--batch", type=int, help="cap data.batch_size (calibrates that batch)")
     ap.add_argument("--samples", type=int, help="cap data.n_train and data.n_test")
     ap.add_argument("--data", action="append", default=[], metavar="KEY=VALUE")
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=CALIBRATION)
     args = ap.parse_args()
     torch.set_num_threads(1)  # as a pool worker runs: one torch thread per cell
     data = {}
@@ -69,10 +82,11 @@ def main() -> int:
     path = calibration_path(args.device, args.out)
     doc = json.loads(path.read_text()) if path.exists() else {}
     merge(doc, new)
-    doc.update(machine=f"{platform.node() or '?'}: {platform.processor() or platform.machine()}"
-               f", 1 torch thread" if args.device == "cpu" else torch.cuda.get_device_name(),
-               torch=torch.__version__, measured=datetime.date.today().isoformat(),
-               command="python benchmarks/calibrate.py " + " ".join(sys.argv[1:]),
+    command = "python benchmarks/calibrate.py " + " ".join(sys.argv[1:])
+    doc.update(machine=_machine(args.device), torch=torch.__version__,
+               measured=datetime.date.today().isoformat(),
+               commands=[*(c for c in doc.get("commands", []) if c != command), command],
+               source="measured by benchmarks/calibrate.py on the machine named",
                dataset_sizes={**DATASET_SIZES, **doc.get("dataset_sizes", {})})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -1,7 +1,10 @@
 """Recompute every claim's effect, 95% interval and p-value from a leaderboard's
-``<suite>_claims.csv`` alone, with numpy and scipy (no geobench code).
+``<suite>_claims.csv`` alone, with numpy and scipy (no geobench code); with ``--values``,
+first check each unit's a and b against the stored values published beside it
+(``<suite>_values.csv.gz``).
 
-    python scripts/recompute_claims.py leaderboards/collapse_claims.csv
+    python scripts/recompute_claims.py leaderboards/collapse_claims.csv \
+        [--values leaderboards/collapse_values.csv.gz]
 
 prints one line per claim part (claim, part, interval, n, effect, interval, p-value,
 verdict), then one per claim (p-value, raw and Holm verdicts).  The rules, from
@@ -16,14 +19,26 @@ two-sided, twice the smaller one-sided p.  A claim of several parts has p_holds 
 largest part's and p_fails = k times the smallest (at most 1); Holm–Bonferroni at 0.05 runs
 over the claims with ``posthoc`` 0 and a p-value.  A part whose every row is ``absent:`` (the
 profile lacks its cells) is ``not in this profile``, and so is its claim.
+
+A unit's a and b are read from the values file by cell id, arm, metric and stat: the value
+of the series ``<metric id>.<field>`` of that cell and arm (``main`` in a run of one arm;
+a cross-arm series ``<reference>~<arm>`` where the arm has none of its own), reduced by the
+stat: ``last`` is the value at the last step as stored, ``first``, ``min``, ``max`` and
+``mean`` leave NaN values out.  The arm form's ``arm`` column names two arms ``a-b`` of one
+cell; the paired form's b is read from ``cell_b``; a stat ``a-b`` (``last-first``) reduces
+one series two ways; a one-sample part's b is its threshold, and a trend part's a is a fit
+over several cells: neither is a stored value, so neither is checked.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import gzip
 import math
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -136,7 +151,109 @@ def recompute_claims(path: str) -> dict[str, dict]:
     return claims
 
 
-def main(path: str) -> None:
+Series = dict[tuple[str, str, str], list[tuple[int, float]]]
+
+
+def read_values(path: str) -> Series:
+    """The values file's series: (cell, arm, ``<metric>.<field>``) -> [(step, value)] in
+    step order."""
+    series: Series = defaultdict(list)
+    with gzip.open(path, "rt", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row.get("step"):
+                key = (row["cell"], row["arm"], f"{row['metric']}.{row['field']}")
+                series[key].append((int(row["step"]), float(row["value"])))
+    for points in series.values():
+        points.sort(key=lambda point: point[0])
+    return series
+
+
+def stored(series: Series, cell: str, arm: str, metric: str, stat: str) -> float | None:
+    """``stat`` of the series of ``metric`` for ``arm`` of ``cell`` (None: not stored)."""
+    labels = [arm] if arm else ["main"]
+    labels += sorted(a for c, a, m in series if c == cell and m == metric
+                     and arm and a.endswith(f"~{arm}"))
+    points = next((series[(cell, a, metric)] for a in labels if (cell, a, metric) in series),
+                  None)
+    if points is None:
+        return None
+    if stat == "last":
+        return points[-1][1]
+    values = [v for _, v in points if not math.isnan(v)]
+    if not values:
+        return math.nan
+    return {"first": values[0], "min": min(values), "max": max(values),
+            "mean": sum(values) / len(values)}[stat]
+
+
+def _arms(series: Series, cell: str) -> set[str]:
+    return {a for c, a, _ in series if c == cell}
+
+
+def unit_sides(row: dict, series: Series) -> list[tuple[str, float | None]]:
+    """The sides of a unit that are stored values, each as (a or b, value read)."""
+    cell, arm, metric, stat = row["cell"], row["arm"], row["metric"], row["stat"]
+    if row["trend"] or not cell:
+        return []
+    if "-" in stat:  # two reductions of one series
+        first, second = stat.split("-")
+        return [("a", stored(series, cell, arm, metric, first)),
+                ("b", stored(series, cell, arm, metric, second))]
+    if row["cell_b"]:  # paired cells
+        return [("a", stored(series, cell, arm, metric, stat)),
+                ("b", stored(series, row["cell_b"], arm, metric, stat))]
+    known = _arms(series, cell)
+    if arm and arm not in known:  # the arm form: a-b, both arms of this cell
+        for i in (i for i, ch in enumerate(arm) if ch == "-"):
+            a, b = arm[:i], arm[i + 1:]
+            if {a, b} <= {x.rpartition("~")[2] for x in known}:
+                return [("a", stored(series, cell, a, metric, stat)),
+                        ("b", stored(series, cell, b, metric, stat))]
+    return [("a", stored(series, cell, arm, metric, stat))]
+
+
+def _same(published: str, read: float | None) -> bool:
+    if read is None:
+        return False
+    value = float(published)
+    return value == read or (math.isnan(value) and math.isnan(read))
+
+
+def check_units(path: str, values: str) -> tuple[int, int, list[str]]:
+    """Each unit side with a published value against the values file: (sides checked,
+    units left out as trend fits, one line per side that differs)."""
+    series = read_values(values)
+    checked, trends, differ = 0, 0, []
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            trends += bool(row["trend"] and row["cell"])
+            for side, read in unit_sides(row, series):
+                if not row[side]:
+                    continue
+                checked += 1
+                if not _same(row[side], read):
+                    differ.append(f"{row['claim']} part {row['part']} seed {row['trial_seed']} "
+                                  f"cell {row['cell']}: {side} = {row[side]}, stored {read!r}")
+    return checked, trends, differ
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("claims_csv", help="a leaderboard's <suite>_claims.csv")
+    ap.add_argument("--values", metavar="FILE", help="its <suite>_values.csv.gz: check each "
+                                                     "unit's a and b against it first")
+    args = ap.parse_args(argv)
+    for path in (args.claims_csv, args.values):
+        if path is not None and not Path(path).is_file():
+            ap.error(f"{path}: no such file")
+    if args.values:
+        checked, trends, differ = check_units(args.claims_csv, args.values)
+        print(f"units: {checked} values of a and b checked against {args.values}: "
+              f"{checked - len(differ)} equal, {len(differ)} differ; {trends} trend units "
+              "left out (a is a fit over several cells)")
+        for line in differ:
+            print(f"  differs: {line}")
+    path = args.claims_csv
     for (claim, part), r in recompute_file(path).items():
         numbers = "" if r["verdict"] in ("insufficient", NOT_IN_PROFILE) else (
             f"effect {r['effect']:+.4g} [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}] "
@@ -145,7 +262,8 @@ def main(path: str) -> None:
     for claim, r in recompute_claims(path).items():
         p = "—" if r["p_value"] is None else f"{r['p_value']:.3g}"
         print(f"{claim}: p {p} {r['verdict']}, Holm {r['verdict_holm'] or '— (post hoc)'}")
+    return 1 if args.values and differ else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main())

@@ -98,7 +98,7 @@ def _verdict_text(v: Verdict, bold: bool) -> str:
     return text + ("†" if v.claim.posthoc else "")
 
 
-def _n_text(v: Verdict) -> str:
+def n_text(v: Verdict) -> str:
     return str(v.n) + (f" ({v.pairs} units)" if v.pairs != v.n else "") \
         + (f", {v.excluded} excluded" if v.excluded else "") \
         + (f", {v.missing} missing" if v.missing else "")
@@ -115,13 +115,13 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
             if c.source else c.statement
         holm = "— (post hoc)" if c.posthoc else v.verdict_holm or "—"
         if not v.parts:
-            rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), _n_text(v),
+            rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
                          format_p(v.p_value), _verdict_text(v, True), holm])
             continue
         rows.append([f"`{c.id}`", statement, f"all {len(v.parts)} parts below",
                      "", "", format_p(v.p_value), _verdict_text(v, True), holm])
         for i, p in enumerate(v.parts, 1):
-            rows.append(["", "", f"{i}. {part_text(p.claim, c)}", format_effect(p), _n_text(p),
+            rows.append(["", "", f"{i}. {part_text(p.claim, c)}", format_effect(p), n_text(p),
                          format_p(p.p_value), p.verdict, ""])
     headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
                "verdict", "Holm"]
@@ -174,16 +174,17 @@ def summary_line(verdicts: list[Verdict]) -> str:
 
 def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
     """Every unit of every part: the claim, whether it is post hoc (1) or pre-registered (0),
-    the part (1 = the main one), what the part tests (with its trend fit, if any), the unit's
-    trial seed, cells (id and
-    grid values) and arm, the values a, b (the threshold c of a one-sample part), d in the
-    tested scale, and why a unit was left out; a part without units (no cell of the profile
-    selected) gets one row that says so."""
+    the part (1 = the main one), what the part tests (with its trend fit, if any; two
+    reductions of one series as ``a-b``, e.g. ``last-first``, as the arm form's arms), the
+    unit's trial seed, cells (id and grid values) and arm, the values a, b (the threshold c
+    of a one-sample part), d in the tested scale, and why a unit was left out; a part without
+    units (no cell of the profile selected) gets one row that says so."""
     rows = []
     for v in verdicts:
         for i, p in enumerate(v.parts or [v], 1):
             c = p.claim
-            head = [v.claim.id, int(v.claim.posthoc is not None), i, c.metric, c.stat,
+            stat = "-".join(c.compare.stat) if c.compare and c.compare.stat else c.stat
+            head = [v.claim.id, int(v.claim.posthoc is not None), i, c.metric, stat,
                     c.expect.strip(), c.scale, c.margin, p.ci, trend_text(c)]
             rows += [head + [u.trial_seed, u.cell, u.config, u.cell_b, u.config_b, u.arm,
                              _repr(u.a), _repr(u.b), _repr(u.d), u.excluded] for u in p.units]

@@ -19,16 +19,21 @@ def _results_arguments(p: argparse.ArgumentParser) -> None:
     form.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
     form.add_argument("--csv", action="store_true",
                       help="CSV: one row per cell and final value, config flattened")
+    p.add_argument("--series", action="store_true",
+                   help="with --csv: one row per stored value of every series (its step "
+                        "before the value), as published beside a leaderboard")
 
 
 def results(args: argparse.Namespace) -> int:
-    from geobench.report.results import cell_records, missing_rows, result_rows, write_csv
+    from geobench.report.results import cell_records, cells_rows, write_csv
 
+    if args.series and not args.csv:
+        print("geobench results: --series goes with --csv (every series point as CSV)",
+              file=sys.stderr)
+        return 2
     _, cells = options.cells_of(args)
     if args.csv:  # read only: a store that is not there is an error, not a new file
-        found = result_rows(args.store, cells=[c.id for c in cells])
-        held = {r["cell"] for r in found}
-        write_csv(found + missing_rows([c for c in cells if c.id not in held]), sys.stdout)
+        write_csv(cells_rows(args.store, cells, args.series), sys.stdout)
         return 0
     records = cell_records(args.store, cells)
     if args.json:
@@ -70,6 +75,8 @@ def _claims_arguments(p: argparse.ArgumentParser) -> None:
                    help="every unit of every claim and part: the values that entered its "
                         "interval, or why it was left out")
     p.add_argument("--csv", action="store_true", help="with --units: as CSV")
+    p.add_argument("--wide", action="store_true",
+                   help="the leaderboard page's table, with each claim's statement (markdown)")
     p.add_argument("--beside", metavar="PROFILE",
                    help="a table of each claim's effect and verdict in PROFILE beside "
                         "--profile's, marking the claims whose verdict changes")
@@ -79,8 +86,10 @@ def _refused(args: argparse.Namespace) -> str:
     """Why these ``claims`` options cannot go together (empty when they can)."""
     if args.csv and not args.units:
         return "--csv goes with --units (the unit rows as CSV)"
-    if args.beside and (args.units or args.json):
-        return "--beside prints one table; leave out --units and --json"
+    if args.beside and (args.units or args.json or args.wide):
+        return "--beside prints one table; leave out --units, --json and --wide"
+    if args.wide and (args.units or args.json):
+        return "--wide is a form of the claims table; leave out --units and --json"
     if args.beside == args.profile:
         return f"--beside {args.beside} is the profile shown; name another profile"
     return ""
@@ -89,6 +98,7 @@ def _refused(args: argparse.Namespace) -> str:
 def claims(args: argparse.Namespace) -> int:
     from geobench.claims import StoredValues, evaluate
     from geobench.claims.table import UNIT_COLUMNS, beside_table, claims_table, unit_rows, units_csv
+    from geobench.claims.terminal import terminal_table
     from geobench.contract.plugins import registry
     from geobench.run.store import Store
 
@@ -117,8 +127,10 @@ def claims(args: argparse.Namespace) -> int:
     elif args.json:
         for v in verdicts:
             print(json.dumps(v.as_json()))
-    else:
+    elif args.wide:
         print(claims_table(verdicts), end="")
+    else:
+        print(terminal_table(verdicts), end="")
     return 0
 
 

@@ -28,13 +28,16 @@ from geobench.contract.api import FieldDoc
 from geobench.contract.registry import Registry
 from geobench.publish.markdown import md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
-from geobench.records import SINGLE_ARM, Cell
+from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
 from geobench.report import tables
+from geobench.report.results import values_csv_gz
 from geobench.report.tables import MISSING, Groups, aggregate
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
 from geobench.suite.where import config_value, named_arms, selects
+
+VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
 
 CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 """What the CSV holds of one table: its title (None: the main table), row keys, groups and
@@ -67,7 +70,9 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     if loaded.suite.claims:
         verdicts = evaluate(loaded, cells, values, registry)
         md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files)
-    md += _header(loaded, cells, values, out.with_suffix(".csv").name)
+    stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
+    files[stored] = values_csv_gz(store.path, cells)
+    md += _header(loaded, cells, values, out, stored.name)
     md += "## Results\n\n"
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
@@ -169,30 +174,36 @@ def _csv_text(values: StoredValues, parts: list[CsvPart]) -> str:
     return buffer.getvalue()
 
 
-def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, csv_name: str
-            ) -> str:
+def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Path,
+            stored: str) -> str:
     suite = loaded.suite
     provs = [r["provenance"] for r in values.rows.values()]
     shas = sorted({(p.get("git_sha") or "unknown")[:10] + ("-dirty" if p.get("git_dirty") else "")
                    for p in provs})
+    threads = sorted({str(p.get("threads", "?")) for p in provs})
     statuses = Counter(values.status(c) for c in cells)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     seeds = sorted({c.trial_seed for c in cells})
     profile = "".join(sorted({f" --profile {c.profile}" for c in cells if c.profile != "smoke"}))
+    flag = f" --threads {threads[0]}" if len(threads) == 1 and threads[0] not in (
+        str(DEFAULT_THREADS), "?") else ""
+    csv_name = out.with_suffix(".csv").name
     lines = [
         suite.description.strip(),
         "",
-        f"- generated: {dt.date.today().isoformat()} by "
-        f"`geobench leaderboard {loaded.path}{profile}`",
+        f"- generated: {dt.date.today().isoformat()}; the values by "
+        f"`geobench run {loaded.path}{profile}{flag}`, this page by "
+        f"`geobench leaderboard {loaded.path}{profile} --out {out}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
         f"- code: {', '.join(shas) or 'n/a'}; torch "
         f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "
         f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}; torch threads "
-        f"per cell {', '.join(sorted({str(p.get('threads', '?')) for p in provs})) or 'n/a'}",
+        f"per cell {', '.join(threads) or 'n/a'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
         "**bold**: best in a column whose metric has a direction",
-        f"- every value as CSV: [{csv_name}]({csv_name})",
+        f"- every value as CSV: [{csv_name}]({csv_name}); every stored value of every cell: "
+        f"[{stored}]({stored}) (`geobench results {loaded.path}{profile} --csv --series`)",
         "",
     ]
     return "\n".join(lines) + "\n"

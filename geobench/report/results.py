@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
+import io
 import json
 import math
 import sqlite3
@@ -118,6 +120,27 @@ def load_series(store: str | Path, suite: str | None = None, profile: str | None
     """``series_rows`` as a pandas DataFrame, columns in the rows' order."""
     return _frame(_pandas("load_series"), series_rows(store, suite, profile, cells),
                   LEAD + SERIES_TAIL)
+
+
+def cells_rows(store: str | Path, cells: list[Cell], series: bool = False) -> list[Row]:
+    """``result_rows`` (``series_rows`` with ``series``) of ``cells``, then a row for each
+    cell that has none: its stored status without values, or ``missing``."""
+    ids = [c.id for c in cells]
+    rows = series_rows(store, cells=ids) if series else result_rows(store, cells=ids)
+    held = {r["cell"] for r in rows}
+    if series:  # a cell stored without series (failed early) as result_rows gives it
+        rows += result_rows(store, cells=[i for i in ids if i not in held])
+        held = {r["cell"] for r in rows}
+    return rows + missing_rows([c for c in cells if c.id not in held])
+
+
+def values_csv_gz(store: str | Path, cells: list[Cell]) -> bytes:
+    """Every stored value of ``cells`` (``cells_rows`` with series) as gzip-compressed CSV,
+    the same bytes for the same values (no time stamp in the gzip header): what ``geobench
+    results --csv --series`` prints, published beside a leaderboard."""
+    text = io.StringIO()
+    write_csv(cells_rows(store, cells, series=True), text)
+    return gzip.compress(text.getvalue().encode(), mtime=0)
 
 
 def write_csv(rows: list[Row], out: TextIO) -> None:

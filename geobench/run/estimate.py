@@ -1,10 +1,11 @@
 """What a profile costs: steps, and hours on a device from a calibration file.
 
-A calibration file (``benchmarks/results/calibration_<device>.json``, written by
-``benchmarks/calibrate.py``) holds, per cost key (backbone and input; see ``cost_key``), the
-seconds of one arm's training step at the batch sizes measured, the
-seconds of each metric per evaluation and arm, and a cell's start-up (data and models
-built). A cell then costs
+A calibration file (``benchmarks/calibration/calibration_<device>.json``, tracked with the
+code and written by ``benchmarks/calibrate.py``; its ``machine``, ``torch``, ``measured``,
+``commands`` and ``source`` say where its figures come from) holds, per cost key (backbone
+and input; see ``cost_key``), the seconds of one arm's training step at the batch sizes
+measured, the seconds of each metric per evaluation and arm, and a cell's start-up (data and
+models built). A cell then costs
 
     start + sum over arms of steps x step(batch) + sum over metrics of evaluations x arms x
     per-evaluation cost,
@@ -26,11 +27,11 @@ from typing import Any
 
 from geobench.records import Cell
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+CALIBRATION = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration"
 SIZE_KEYS = ("size", "channels", "dim", "img_size")  # data params that change a step's cost
 
 
-def calibration_path(device: str, folder: Path = RESULTS) -> Path:
+def calibration_path(device: str, folder: Path = CALIBRATION) -> Path:
     return folder / f"calibration_{device}.json"
 
 
@@ -48,6 +49,11 @@ def cost_key(record: dict[str, Any]) -> str:
     backbone = _short(record["backbone"], ("model", "depth", "width", "cifar_stem",
                                            "img_size", "patch_size"))
     return f"{backbone} | {_short(record['data'], SIZE_KEYS)}"
+
+
+def cell_device(cell: Cell) -> str:
+    """The device the cell's ``train.device`` names: cpu, cuda or auto (either)."""
+    return next(iter(cell.arms.values()))["train"].get("device") or "auto"
 
 
 def evaluations(every: int | None, total: int) -> int:
@@ -149,7 +155,7 @@ def lockstep_steps(cells: list[Cell], dataset_sizes: dict[str, int]) -> tuple[in
 
 
 def cost_lines(cells: list[Cell], devices: tuple[str, ...] = ("cuda", "cpu"),
-               folder: Path = RESULTS) -> list[str]:
+               folder: Path = CALIBRATION) -> list[str]:
     """What ``geobench show`` prints: steps, then hours per device or why there are none."""
     sizes: dict[str, int] = {}
     calibrations = {}
@@ -165,6 +171,11 @@ def cost_lines(cells: list[Cell], devices: tuple[str, ...] = ("cuda", "cpu"),
                 else "")]
     for device in devices:
         unit = "GPU" if device == "cuda" else device.upper()
+        used = {cell_device(c) for c in cells}
+        if cells and device not in used and "auto" not in used:
+            lines.append(f"{unit}-hours: — (every cell sets train.device: "
+                         f"{', '.join(sorted(used))})")
+            continue
         calibration = calibrations.get(device)
         if calibration is None:
             lines.append(f"{unit}-hours: not estimated — no calibration file "

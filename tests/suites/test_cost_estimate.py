@@ -1,5 +1,11 @@
-"""Cost estimates of shipped suites: the missing-calibration message, and an estimate
-against a measured CPU run (slow)."""
+"""Cost estimates of shipped suites: the missing-calibration message, an estimate of every
+full profile from the calibration files the repository tracks, and an estimate against a
+measured CPU run (slow)."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +27,39 @@ def test_without_calibration_show_names_the_file(tmp_path):
                                f"{tmp_path / 'calibration_cpu.json'}")
 
 
+ROOT = Path(__file__).resolve().parents[2]
+SUITES = sorted(p.stem for p in (ROOT / "suites").glob("*.yaml"))
+CPU_FULL = {"mirror_flow", "max_margin", "mirror_delay"}  # full profiles with train.device: cpu
+
+
+@pytest.fixture(scope="module")
+def tracked(tmp_path_factory) -> Path:
+    """A folder with only the calibration files git tracks (an ignored file cannot count)."""
+    files = subprocess.run(["git", "ls-files", "benchmarks/calibration"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    folder = tmp_path_factory.mktemp("calibration")
+    for name in files:
+        shutil.copy(ROOT / name, folder)
+    assert {"calibration_cpu.json", "calibration_cuda.json"} <= {p.name for p in
+                                                                 folder.iterdir()}
+    return folder
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_every_full_profile_is_priced_from_the_tracked_calibration(suite, tracked):
+    """GPU-hours for a GPU profile (its metrics and start-up uncalibrated on the GPU: "at
+    least"), CPU-hours in full for a CPU one, and the other device's line says why not."""
+    cells = expand(load_suite(ROOT / "suites" / f"{suite}.yaml"), registry(), "full")
+    gpu, cpu = estimate.cost_lines(cells, folder=tracked)[1:]
+    if suite in CPU_FULL:
+        assert re.match(r"CPU-hours: about \d+\.\d\d on .+ \(calibration_cpu\.json\)$", cpu), cpu
+        assert gpu == "GPU-hours: — (every cell sets train.device: cpu)"
+    else:
+        assert re.match(r"GPU-hours: (about|at least) \d+\.\d\d on NVIDIA H200", gpu), gpu
+        assert "step of" not in gpu, gpu  # every training step priced
+        assert cpu.startswith("CPU-hours: "), cpu
+
+
 @pytest.mark.slow
 def test_estimate_is_within_a_factor_of_a_measured_cpu_run():
     """Calibrated on a 40-step run of head_depth's first design point (four heads on a tiny
@@ -30,7 +69,7 @@ def test_estimate_is_within_a_factor_of_a_measured_cpu_run():
     cells = expand(load_suite("suites/head_depth.yaml"), reg, "smoke")
     point = design_points(cells)[0]
     tables = calibrate([point], reg, Shortening(steps=40))
-    cal = estimate.Calibration(estimate.RESULTS, **tables)
+    cal = estimate.Calibration(estimate.CALIBRATION, **tables)
     runs = [c for c in cells if c.arms == point.arms][:2]
     measured = 0.0
     for cell in runs:

@@ -1,13 +1,17 @@
 """Every claim published in leaderboards/ is recomputed from its `<suite>_claims.csv` alone
 (scripts/recompute_claims.py: numpy and scipy, no geobench code) and matches the printed
-effect, interval, n, p-value, raw and Holm verdicts of the claims table; the results tables
-of collapse and alignment stay within 30 rows and 10 columns."""
+effect, interval, n, p-value, raw and Holm verdicts of the claims table; each unit's a and b
+are the values published in `<suite>_values.csv.gz`; every published claims CSV has the
+columns the current writer writes; the results tables of collapse and alignment stay within
+30 rows and 10 columns."""
 
 import csv
 import math
 from pathlib import Path
 
 import pytest
+
+from geobench.claims.table import UNIT_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARDS = ROOT / "leaderboards"
@@ -75,6 +79,19 @@ def test_published_claims_recompute_from_their_units(path, recompute_claims):
         assert row[5] == _p_text(r["p_value"]), claim
         assert row[6].strip("*†") == r["verdict"], claim
         assert row[7] == (r["verdict_holm"] or "— (post hoc)"), claim
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
+def test_published_claims_csvs_have_the_current_columns(path):
+    with path.open(newline="") as fh:
+        assert next(csv.reader(fh)) == UNIT_COLUMNS
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
+def test_published_units_are_the_published_stored_values(path, recompute_claims):
+    values = path.with_name(path.name.replace("_claims.csv", "_values.csv.gz"))
+    checked, trends, differ = recompute_claims.check_units(str(path), str(values))
+    assert checked + trends > 0 and differ == []
 
 
 @pytest.mark.parametrize("suite", ["collapse", "alignment"])

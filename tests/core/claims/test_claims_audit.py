@@ -2,6 +2,9 @@
 scipy and hand computation, post hoc marking, and every published number recomputed from the
 per-unit CSV alone by an independent script."""
 
+import csv
+import gzip
+import io
 import json
 import math
 
@@ -437,3 +440,51 @@ def test_a_unit_with_a_missing_side_counts_as_missing(tmp_path):
     reasons = sorted(u.excluded for u in v.units if u.excluded)
     assert reasons == ["a: diverged; b: missing: not in the store"] * 2
     assert (v.missing, v.excluded, v.n) == (2, 0, 5)
+
+
+def test_each_units_a_and_b_check_against_the_published_values(tmp_path, capsys,
+                                                               recompute_claims):
+    """The audit suite's units (one-sample, paired, log ratio, last-first, a conjunction
+    with a 'first' part) against ``geobench results --csv --series``: every a and b that is
+    a stored value is found equal; doubling one cell's values makes each of its sides
+    differ, named by claim and cell."""
+    _, cells = _suite(tmp_path, AUDIT_CLAIMS, seeds=7)
+    _store(tmp_path, cells, lambda c, stat: 0.5 + 0.1 * c.trial_seed
+           + (0.2 if c.varied["optimizer.lr"] == 0.2 else 0.0)
+           + (0.01 if stat == "first" else 0.0)).close()
+    args = ["--store", str(tmp_path / "db.sqlite")]
+    assert main(["claims", str(tmp_path / "a.yaml"), *args, "--units", "--csv"]) == 0
+    units = tmp_path / "units.csv"
+    units.write_text(capsys.readouterr().out)
+    assert main(["results", str(tmp_path / "a.yaml"), *args, "--csv", "--series"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 2 * len(cells)  # two points of one series per cell
+
+    def publish(rows: list[dict]) -> str:
+        path = tmp_path / "values.csv.gz"
+        with gzip.open(path, "wt", newline="") as fh:
+            writer = csv.DictWriter(fh, list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        return str(path)
+
+    with units.open(newline="") as fh:
+        sides = sum((r["cell"] != "") + (r["cell_b"] != "" or "-" in r["stat"])
+                    for r in csv.DictReader(fh) if r["a"])  # a one-sample b is a threshold
+    checked, trends, differ = recompute_claims.check_units(str(units), publish(rows))
+    assert (checked, trends, differ) == (sides, 0, [])
+    tampered = cells[0].id
+    for r in rows:
+        if r["cell"] == tampered:
+            r["value"] = repr(2 * float(r["value"]))
+    _, _, differ = recompute_claims.check_units(str(units), publish(rows))
+    assert differ and all(f"cell {tampered}" in line or "b = " in line for line in differ)
+
+
+def test_recompute_claims_help_and_a_missing_file(recompute_claims, capsys):
+    with pytest.raises(SystemExit) as done:
+        recompute_claims.main(["--help"])
+    assert done.value.code == 0 and "--values FILE" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        recompute_claims.main(["nowhere_claims.csv"])
+    assert done.value.code == 2 and "nowhere_claims.csv: no such file" in capsys.readouterr().err

@@ -1,0 +1,67 @@
+"""The claims table for a terminal: at most ``WIDTH`` columns, one row per claim and one
+numbered row per part of a conjunction, each with its own values; the statements are the
+markdown page's (``geobench claims --wide``)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from tabulate import tabulate
+
+from geobench.claims.table import format_effect, format_p, part_text, summary_line
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+
+WIDTH = 120
+COLUMNS = {"claim": 32, "tested": 28, "effect [95% CI]": 22, "n": 6, "p": 6,
+           "verdict / Holm": 16}
+"""Each column's most characters; with tabulate's two spaces between columns the table
+is ``WIDTH`` wide at most."""
+N_NOTE = "n: trial seeds (units, where a seed gives several; excluded: x, missing: m)"
+
+
+def _plain(text: str) -> str:
+    return text.replace("**", "").replace("`", "")
+
+
+def _claim_id(text: str, width: int = COLUMNS["claim"]) -> str:
+    """A claim id broken after underscores into lines of at most ``width`` characters."""
+    lines = [""]
+    for piece in re.findall(r"[^_]*_|[^_]+$", text):
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)
+
+
+def _n(v: Verdict) -> str:
+    return str(v.n) + (f" ({v.pairs})" if v.pairs != v.n else "") \
+        + (f" {v.excluded}x" if v.excluded else "") + (f" {v.missing}m" if v.missing else "")
+
+
+def _verdicts(v: Verdict) -> str:
+    if v.verdict == NOT_IN_PROFILE:
+        return v.verdict
+    holm = "—" if v.claim.posthoc else v.verdict_holm or "—"
+    return f"{v.verdict}{'†' if v.claim.posthoc else ''} / {holm}"
+
+
+def terminal_table(verdicts: list[Verdict]) -> str:
+    """The table, then what n counts, the post hoc notes and the summary line, as plain
+    text."""
+    rows = []
+    for v in verdicts:
+        c = v.claim
+        if not v.parts:
+            rows.append([_claim_id(c.id), _plain(part_text(c, c)), format_effect(v), _n(v),
+                         format_p(v.p_value), _verdicts(v)])
+            continue
+        rows.append([_claim_id(c.id), f"all {len(v.parts)} parts:", "", "",
+                     format_p(v.p_value), _verdicts(v)])
+        rows += [[f"part {i}", _plain(part_text(p.claim, c)), format_effect(p), _n(p),
+                  format_p(p.p_value), p.verdict] for i, p in enumerate(v.parts, 1)]
+    table = tabulate(rows, headers=list(COLUMNS), maxcolwidths=list(COLUMNS.values()),
+                     disable_numparse=True)
+    notes = [N_NOTE] + [f"† post hoc, {v.claim.id}: {v.claim.posthoc}" for v in verdicts
+                        if v.claim.posthoc] + ["", _plain(summary_line(verdicts))]
+    return "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"
