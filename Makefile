@@ -11,12 +11,12 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP)  # ends with the verdicts' summary and where the leaderboard is
 	$(VENV)/bin/geobench run suites/collapse.yaml
+	@echo
 	$(VENV)/bin/geobench claims suites/collapse.yaml
 	@echo
-	@echo "Leaderboard: results/leaderboards/collapse.md (the claims above open it; results/leaderboards/ also holds its CSV and plots)."
-	@echo "Next: . $(VENV)/bin/activate   # puts geobench on the PATH, then e.g. geobench list"
+	@echo "Leaderboard: results/leaderboards/collapse.md, with its CSVs and plots beside it (. $(VENV)/bin/activate puts geobench on the PATH)."
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -42,7 +42,8 @@ def _machine(device: str) -> str:
               (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
               if line.startswith("model name")]
     model = models[0] if models else platform.processor() or platform.machine()
-    return f"{model}, {os.cpu_count()} cores; 1 torch thread"
+    return (f"{model}, {os.cpu_count()} cores, {torch.backends.cpu.get_cpu_capability()} "
+            "kernels; 1 torch thread")
 
 
 def main() -> int:

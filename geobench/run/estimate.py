@@ -183,14 +183,20 @@ def cost_lines(cells: list[Cell], devices: tuple[str, ...] = ("cuda", "cpu"),
                          f"--device {device} writes it)")
             continue
         result = estimate(cells, calibration)
-        where = calibration.about.get("machine", "?")
-        if result.missing:
-            gaps = "; ".join(f"{what} ({n}x)" for what, n in result.missing.most_common(3))
-            more = len(result.missing) - 3
+        where, name = calibration.about.get("machine", "?"), calibration.path.name
+        if result.missing and not result.seconds:
+            lines.append(f"{unit}-hours: not estimated — {name} prices none of it: "
+                         f"{_gaps(result.missing)}")
+        elif result.missing:
             lines.append(f"{unit}-hours: at least {result.seconds / 3600:.2f} on {where}; not "
-                         f"calibrated in {calibration.path.name}: {gaps}"
-                         + (f"; and {more} more" if more > 0 else ""))
+                         f"calibrated in {name}: {_gaps(result.missing)}")
         else:
-            lines.append(f"{unit}-hours: about {result.seconds / 3600:.2f} on {where} "
-                         f"({calibration.path.name})")
+            lines.append(f"{unit}-hours: about {result.seconds / 3600:.2f} on {where} ({name})")
     return lines
+
+
+def _gaps(missing: Counter, shown: int = 3) -> str:
+    """The ``shown`` most frequent unpriced parts, with how many more there are."""
+    gaps = "; ".join(f"{what} ({n}x)" for what, n in missing.most_common(shown))
+    more = len(missing) - shown
+    return gaps + (f"; and {more} more" if more > 0 else "")
