@@ -1,9 +1,11 @@
 """The results API (geobench.report.results) on a real store: rows, DataFrames, CSV, errors."""
 
 import csv
+import gzip
 import io
 import json
 import math
+import sqlite3
 import sys
 
 import pandas as pd
@@ -18,6 +20,7 @@ from geobench.report.results import (
     missing_rows,
     result_rows,
     series_rows,
+    values_csv_gz,
     write_csv,
 )
 from geobench.run.store import Store, StoreError
@@ -284,3 +287,29 @@ def test_missing_rows_look_like_a_stored_cell_without_values(world):
     (row,) = missing_rows([cell])
     assert row["status"] == "missing" and row["cell"] == cell.id and math.isnan(row["value"])
     assert row["optimizer.lr"] == cell.varied["optimizer.lr"] and row["arm"] is None
+
+
+def test_the_series_csv_holds_every_stored_value_and_every_cell(world, capsys):
+    """``geobench results --csv --series``: one row per series point as the store holds it
+    (read here with sqlite3), then the failed cell without values and the missing one; the
+    published ``values_csv_gz`` is the same text, gzip-compressed the same way every time."""
+    cells = _cells(world["pair"], "smoke")
+    capsys.readouterr()
+    assert main(["results", str(world["pair"]), "--store", str(world["db"]), "--csv",
+                 "--series"]) == 0
+    text = capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(text)))
+    db = sqlite3.connect(world["db"])
+    stored = db.execute("SELECT cell, arm, metric, step, value FROM series WHERE cell IN ({})"
+                        .format(",".join("?" * len(cells))), [c.id for c in cells]).fetchall()
+    db.close()
+    points = [r for r in rows if r["step"]]
+    assert sorted((r["cell"], r["arm"], f"{r['metric']}.{r['field']}", int(r["step"]),
+                   float(r["value"])) for r in points) == sorted(stored)
+    others = {r["cell"]: r["status"] for r in rows if not r["step"]}
+    assert others == {world["failed"]: "failed", world["missing"].id: "missing"}
+    published = values_csv_gz(world["db"], cells)
+    assert gzip.decompress(published).decode() == text
+    assert published == values_csv_gz(world["db"], cells)
+    assert main(["results", str(world["pair"]), "--series"]) == 2
+    assert "--series goes with --csv" in capsys.readouterr().err
