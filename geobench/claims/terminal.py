@@ -1,6 +1,7 @@
 """The claims table for a terminal: at most ``WIDTH`` columns, one row per claim and one
-numbered row per part of a conjunction, each with its own values; the statements are the
-markdown page's (``geobench claims --wide``)."""
+numbered row per part of a conjunction, each with its own values; the claims not in the
+profile are named in a line under it; the statements are the markdown page's (``geobench
+claims --wide``)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,10 @@ def _verdicts(v: Verdict) -> str:
 
 
 def terminal_table(verdicts: list[Verdict]) -> str:
-    """The table, then what n counts, the post hoc notes and the summary line, as plain
-    text."""
+    """The table, then what n counts, the post hoc notes, the claims not in this profile and
+    the summary line, as plain text."""
     rows = []
-    for v in verdicts:
+    for v in (v for v in verdicts if v.verdict != NOT_IN_PROFILE):
         c = v.claim
         if not v.parts:
             rows.append([_claim_id(c.id), _plain(part_text(c, c)), format_effect(v), _n(v),
@@ -62,6 +63,9 @@ def terminal_table(verdicts: list[Verdict]) -> str:
                   format_p(p.p_value), p.verdict] for i, p in enumerate(v.parts, 1)]
     table = tabulate(rows, headers=list(COLUMNS), maxcolwidths=list(COLUMNS.values()),
                      disable_numparse=True)
+    absent = [v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE]
     notes = [N_NOTE] + [f"† post hoc, {v.claim.id}: {v.claim.posthoc}" for v in verdicts
-                        if v.claim.posthoc] + ["", _plain(summary_line(verdicts))]
+                        if v.claim.posthoc] \
+        + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
+        + ["", _plain(summary_line(verdicts))]
     return "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"

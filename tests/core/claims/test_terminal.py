@@ -2,7 +2,10 @@
 conjunction's parts as numbered rows with their own values (hand-computed in
 test_claims_also)."""
 
+from geobench.claims.terminal import terminal_table
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 from geobench.cli import main
+from geobench.suite.schema import Claim
 from tests.core.claims.test_claims_also import _main, _store, _suite
 
 LONG_ID = "a_claim_id_long_enough_to_need_two_lines_in_its_column"
@@ -51,3 +54,13 @@ def test_wide_goes_with_neither_units_nor_json(tmp_path, capsys):
     _suite(tmp_path, claim)
     assert main(["claims", str(tmp_path / "a.yaml"), "--wide", "--json"]) == 2
     assert "--wide is a form of the claims table" in capsys.readouterr().err
+
+
+def test_claims_not_in_the_profile_are_named_under_the_table():
+    decided = Verdict(Claim(id="k", statement="s", metric="m.f", expect="< 1e-9"), -1.0, -2.0,
+                      -0.5, 5, 5, 1, 0, "holds", verdict_holm="holds")
+    absent = [Verdict(Claim(id=f"k_full_{i}", statement="s", metric="m.f", expect="> 0"),
+                      None, None, None, 0, 0, 0, 0, NOT_IN_PROFILE) for i in (1, 2)]
+    lines = terminal_table([decided, *absent]).splitlines()
+    assert [line.split()[0] for line in lines[2:lines.index("")] if line[0] != "n"] == ["k"]
+    assert f"{NOT_IN_PROFILE} (no cell of it selected): k_full_1, k_full_2" in lines
