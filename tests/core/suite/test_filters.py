@@ -130,7 +130,9 @@ def test_beside_sets_two_profiles_verdicts_side_by_side(tmp_path, capsys):
         out = tmp_path / f"{profile}.md"
         assert main(["leaderboard", str(tmp_path / "f.yaml"), "--profile", profile, "--store",
                      str(tmp_path / "db.sqlite"), "--out", str(out)]) == 0
-        assert f"by `geobench leaderboard {tmp_path / 'f.yaml'}{flag}`" in out.read_text()
+        suite = tmp_path / "f.yaml"
+        assert (f"the values by `geobench run {suite}{flag}`, this page by "
+                f"`geobench leaderboard {suite}{flag} --out {out}`") in out.read_text()
 
 
 def test_a_list_value_may_be_one_value_of_its_key(tmp_path, capsys):
