@@ -180,13 +180,13 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
     provs = [r["provenance"] for r in values.rows.values()]
     shas = sorted({(p.get("git_sha") or "unknown")[:10] + ("-dirty" if p.get("git_dirty") else "")
                    for p in provs})
-    threads = sorted({str(p.get("threads", "?")) for p in provs})
+    threads = sorted({str(p["threads"]) for p in provs if p.get("threads")})  # 0: unknown
     statuses = Counter(values.status(c) for c in cells)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     seeds = sorted({c.trial_seed for c in cells})
     profile = "".join(sorted({f" --profile {c.profile}" for c in cells if c.profile != "smoke"}))
-    flag = f" --threads {threads[0]}" if len(threads) == 1 and threads[0] not in (
-        str(DEFAULT_THREADS), "?") else ""
+    flag = f" --threads {threads[0]}" if threads not in ([], [str(DEFAULT_THREADS)]) \
+        and len(threads) == 1 else ""
     csv_name = out.with_suffix(".csv").name
     lines = [
         suite.description.strip(),
@@ -198,7 +198,7 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"- code: {', '.join(shas) or 'n/a'}; torch "
         f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "
         f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}; torch threads "
-        f"per cell {', '.join(threads) or 'n/a'}",
+        f"per cell {', '.join(threads) or 'not recorded'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
         "**bold**: best in a column whose metric has a direction",

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from geobench.cli import main
 from geobench.contract.plugins import registry
 from geobench.run.executors import WorkerDied
 from geobench.run.executors.pool import PoolExecutor, PoolParams
@@ -119,6 +120,13 @@ def test_each_cell_runs_on_the_runs_threads_whatever_the_executor(suite, executo
         db.close()
         assert recorded == {threads}
         assert torch.get_num_threads() == before
+        out = suite / f"{executor}-{threads}.md"
+        assert main(["leaderboard", str(suite / "suite.yaml"), "--store", store, "--out",
+                     str(out)]) == 0
+        flag = "" if threads == 1 else f" --threads {threads}"
+        page = out.read_text()
+        assert f"`geobench run {suite / 'suite.yaml'}{flag}`" in page
+        assert f"; torch threads per cell {threads}\n" in page
 
 
 def test_run_suite_stores_a_killed_workers_cell_as_failed(tmp_path, site):
