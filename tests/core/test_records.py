@@ -4,6 +4,7 @@ import math
 
 from geobench.records import (
     SINGLE_ARM,
+    Cell,
     MetricKey,
     Status,
     cross_arm,
@@ -37,3 +38,15 @@ def test_finals_are_the_last_step_of_each_series():
 def test_statuses_compare_as_their_stored_strings():
     assert Status.DIVERGED == "diverged" and str(Status.FAILED) == "failed"
     assert "complete" in (Status.COMPLETE, Status.DIVERGED)
+
+
+def test_a_cells_label_names_keys_and_values_briefly():
+    varied = {"arms.gd.optimizer.lr": 0.5, "arms.sgd.optimizer.lr": 0.1,
+              "tags.backbone": "mlp", "backbone": {"name": "mlp", "depth": 2},
+              "metrics": [{"name": "nccc", "every": 10}, {"name": "knn", "k": 5}],
+              "x.a.eps": 1, "a.x.eps": 2, "data.note": "n" * 60, "trial_seed": 3}
+    cell = Cell("0" * 16, "s", "smoke", 3, {}, varied)
+    assert cell.label() == (
+        "gd.lr=0.5, sgd.lr=0.1, tags.backbone=mlp, backbone=mlp, metrics=[nccc, knn], "
+        f"x.a.eps=1, a.x.eps=2, note={'n' * 47}…, trial_seed=3")
+    assert Cell("1" * 16, "s", "smoke", 0, {}, {}).label() == "base"
