@@ -161,7 +161,8 @@ DEFAULT_THREADS = 1  # torch threads per cell unless a run sets others: the publ
 @dataclass
 class CellResult:
     """What running a cell produced: its status, the series ``(arm, series, step, value)``
-    and the last value of each series under its result key (``finals``)."""
+    and the last value of each series under its result key (``finals``); ``claims``: the
+    digest of every claim definition of the suite the cell ran under (None: not recorded)."""
 
     cell_id: str
     status: str  # a Status value
@@ -174,6 +175,7 @@ class CellResult:
     device: str = "cpu"
     threads: int = 0  # torch's intra-op threads while the cell ran
     batch_digest: str = ""
+    claims: dict[str, str] | None = None  # claim id -> digest of its definition, in force
     timing: Timing = field(default_factory=Timing, compare=False)
 
 

@@ -47,10 +47,10 @@ def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
         ax.axvline(threshold, color="#57606a", ls="--", lw=1)
         if effect is not None:
             lo, hi = (effect if x is None else x for x in (low, high))
-            hollow = claim.claim.posthoc is not None
+            hollow = claim.posthoc is not None
             ax.errorbar([effect], [0], xerr=[[effect - lo], [hi - effect]], fmt="o",
                         color=colour, mfc="white" if hollow else colour, capsize=3)
-        label = claim.claim.id + ("†" if claim.claim.posthoc else "") \
+        label = claim.claim.id + ("†" if claim.posthoc else "") \
             + (f" · {i}" if claim.parts else "")
         ax.set_yticks([0], [label], fontsize=7)
         ax.tick_params(axis="x", which="both", labelsize=6)

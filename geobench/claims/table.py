@@ -8,6 +8,7 @@ import io
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from geobench.claims.forest import forest_png, forest_points
@@ -95,7 +96,7 @@ def section_anchor(source: str) -> str:
 
 def _verdict_text(v: Verdict, bold: bool) -> str:
     text = f"**{v.verdict}**" if bold else v.verdict
-    return text + ("†" if v.claim.posthoc else "")
+    return text + ("†" if v.posthoc else "")
 
 
 def n_text(v: Verdict) -> str:
@@ -113,7 +114,7 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
         c = v.claim
         statement = f"{paper_link(c.source, out_dir, suite_path)}: {c.statement}" \
             if c.source else c.statement
-        holm = "— (post hoc)" if c.posthoc else v.verdict_holm or "—"
+        holm = "— (post hoc)" if v.posthoc else v.verdict_holm or "—"
         if not v.parts:
             rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
                          format_p(v.p_value), _verdict_text(v, True), holm])
@@ -125,10 +126,21 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
                          format_p(p.p_value), p.verdict, ""])
     headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
                "verdict", "Holm"]
-    notes = [f"† post hoc, `{v.claim.id}`: {v.claim.posthoc}" for v in verdicts
-             if v.claim.posthoc]
-    return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in notes) \
+    return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in posthoc_notes(verdicts)) \
         + f"\n{summary_line(verdicts)}\n"
+
+
+def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
+    """One note per claim the suite declares post hoc, with its reason, then one per
+    automatic reason (``claims.registration``) listing its claims; ids quoted by ``code``."""
+    notes = [f"† post hoc, {code}{v.claim.id}{code}: {v.claim.posthoc}" for v in verdicts
+             if v.claim.posthoc]
+    found: dict[str, list[str]] = {}
+    for v in verdicts:
+        if v.seen:
+            found.setdefault(v.seen, []).append(f"{code}{v.claim.id}{code}")
+    return notes + [f"† post hoc, {reason} (docs/claims.md, \"Confirmation seeds\"): "
+                    f"{', '.join(ids)}" for reason, ids in found.items()]
 
 
 def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
@@ -139,7 +151,7 @@ def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
     rows = []
     for u, v in zip(a, b, strict=True):
         tested = not {u.verdict, v.verdict} & {NOT_IN_PROFILE, "insufficient"}
-        rows.append([f"`{u.claim.id}`" + ("†" if u.claim.posthoc else ""),
+        rows.append([f"`{u.claim.id}`" + ("†" if u.posthoc else ""),
                      format_effect(u), _verdicts(u), format_effect(v), _verdicts(v),
                      "changed" if tested and u.verdict != v.verdict else ""])
     headers = ["claim", f"{left}: effect [95% CI]", f"{left}: verdict / Holm",
@@ -153,8 +165,8 @@ def _verdicts(v: Verdict) -> str:
 
 def summary_line(verdicts: list[Verdict]) -> str:
     """Pre-registered claims counted by raw and by Holm verdict; post hoc claims apart."""
-    pre = [v for v in verdicts if not v.claim.posthoc]
-    post = [v for v in verdicts if v.claim.posthoc]
+    pre = [v for v in verdicts if not v.posthoc]
+    post = [v for v in verdicts if v.posthoc]
 
     def counts(found: list[str]) -> str:
         tally = Counter(found)
@@ -184,7 +196,7 @@ def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
         for i, p in enumerate(v.parts or [v], 1):
             c = p.claim
             stat = "-".join(c.compare.stat) if c.compare and c.compare.stat else c.stat
-            head = [v.claim.id, int(v.claim.posthoc is not None), i, c.metric, stat,
+            head = [v.claim.id, int(v.posthoc is not None), i, c.metric, stat,
                     c.expect.strip(), c.scale, c.margin, p.ci, trend_text(c)]
             rows += [head + [u.trial_seed, u.cell, u.config, u.cell_b, u.config_b, u.arm,
                              _repr(u.a), _repr(u.b), _repr(u.d), u.excluded] for u in p.units]
@@ -206,17 +218,38 @@ def units_csv(verdicts: list[Verdict]) -> str:
     return buffer.getvalue()
 
 
+@dataclass(frozen=True)
+class Section:
+    """How a claims section reads: its heading, a note above the table, and the suffix of
+    its files' names (``<stem><suffix>.csv``, ``.png``)."""
+
+    heading: str = "Claims"
+    note: str = ""
+    suffix: str = "_claims"
+
+
+CONFIRMATION = Section(note="Decided on the confirmation seeds (docs/claims.md, "
+                            "\"Confirmation seeds\").")
+EXPLORATION = Section("Claims on the exploration seeds",
+                      "The same claims on the exploration seeds, on which claims may be "
+                      "shaped: for exploring, not for quoting.", "_claims_explore")
+UNCONFIRMED = Section(note="This profile declares no confirmation seeds (`confirm:`): the "
+                           "verdicts read its exploration seeds (docs/claims.md, "
+                           "\"Confirmation seeds\").")
+
+
 def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: str,
-                   files: dict[Path, str | bytes]) -> str:
-    """The leaderboard's claims section for ``out`` (its markdown path): the table, the
-    forest plot ``<stem>_claims.png`` linked right under it, and every unit in
-    ``<stem>_claims.csv``; those two files are added to ``files``."""
-    csv_path = out.with_name(f"{out.stem}_claims.csv")
+                   files: dict[Path, str | bytes], section: Section = CONFIRMATION) -> str:
+    """A claims section of the leaderboard ``out`` (its markdown path): the note, the table,
+    the forest plot ``<stem><suffix>.png`` linked right under it, and every unit in
+    ``<stem><suffix>.csv``; those two files are added to ``files``."""
+    csv_path = out.with_name(f"{out.stem}{section.suffix}.csv")
     files[csv_path] = units_csv(verdicts)
-    md = "## Claims\n\n" + claims_table(verdicts, out.parent, suite_path) + "\n"
+    md = f"## {section.heading}\n\n{section.note}\n\n" \
+        + claims_table(verdicts, out.parent, suite_path) + "\n"
     png = forest_png(verdicts, title)
     if png is not None:
-        plot = out.with_name(f"{out.stem}_claims.png")
+        plot = out.with_name(f"{out.stem}{section.suffix}.png")
         files[plot] = png
         md += f"![claims: effects and 95% intervals]({plot.name})\n\n"
     guide = doc_link("docs/claims.md", "claims.md", out.parent, suite_path)

@@ -10,7 +10,7 @@ import textwrap
 
 from tabulate import tabulate
 
-from geobench.claims.table import format_effect, format_p, part_text, summary_line
+from geobench.claims.table import format_effect, format_p, part_text, posthoc_notes, summary_line
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 
 WIDTH = 120
@@ -43,8 +43,8 @@ def _n(v: Verdict) -> str:
 def _verdicts(v: Verdict) -> str:
     if v.verdict == NOT_IN_PROFILE:
         return v.verdict
-    holm = "—" if v.claim.posthoc else v.verdict_holm or "—"
-    return f"{v.verdict}{'†' if v.claim.posthoc else ''} / {holm}"
+    holm = "—" if v.posthoc else v.verdict_holm or "—"
+    return f"{v.verdict}{'†' if v.posthoc else ''} / {holm}"
 
 
 def terminal_table(verdicts: list[Verdict]) -> str:
@@ -64,8 +64,7 @@ def terminal_table(verdicts: list[Verdict]) -> str:
     table = tabulate(rows, headers=list(COLUMNS), maxcolwidths=list(COLUMNS.values()),
                      disable_numparse=True)
     absent = [v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE]
-    notes = [N_NOTE] + [f"† post hoc, {v.claim.id}: {v.claim.posthoc}" for v in verdicts
-                        if v.claim.posthoc] \
+    notes = [N_NOTE] + posthoc_notes(verdicts, code="") \
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
         + ["", _plain(summary_line(verdicts))]
     return "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"

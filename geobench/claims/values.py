@@ -49,6 +49,21 @@ class StoredValues:
         for cell, arm, metric, _step, value in store.series(ids):
             self.series[(cell, metric_key(arm, metric))].append(value)
 
+    def stored(self, cell: Cell) -> bool:
+        """Whether the store holds ``cell`` (in any status)."""
+        return cell.id in self.rows
+
+    def claims(self, cell: Cell) -> dict[str, str] | None:
+        """The claim definitions (id -> digest) in force when ``cell``'s values were first
+        stored; None: stored without a record (or not stored)."""
+        row = self.rows.get(cell.id)
+        return None if row is None else row["provenance"].get("claims")
+
+    def finished(self, cell: Cell) -> float | None:
+        """When ``cell`` was stored (seconds since the epoch); None: not stored."""
+        row = self.rows.get(cell.id)
+        return None if row is None else row["finished"]
+
     def status(self, cell: Cell) -> str:
         """complete | diverged | failed | missing (not in the store)."""
         row = self.rows.get(cell.id)

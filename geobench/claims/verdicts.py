@@ -35,7 +35,7 @@ times the smallest of its k parts' (Bonferroni inside the claim), so its raw ``f
 (uncorrected, as one failing part) may come with p ≥ 0.05, which Holm's verdict then reads
 as ``inconclusive``.  Holm's step-down runs over the suite's pre-registered claims with a
 p-value (family-wise α = 0.05): a claim Holm does not reject reads ``inconclusive``; post
-hoc claims are left out.
+hoc claims, declared so or found so by ``claims.registration``, are left out.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from geobench.claims.forms import form_of
+from geobench.claims.registration import seen_before
 from geobench.claims.select import selected_cells
 from geobench.claims.stats import (
     binomial_p_values,
@@ -89,6 +90,13 @@ class Verdict:
     rate: tuple[float, int] | None = None  # (k, n) of a rate claim
     parts: list[Verdict] = field(default_factory=list)
     verdict_holm: str | None = None
+    seen: str | None = None  # why its data predate its definition (claims.registration)
+
+    @property
+    def posthoc(self) -> str | None:
+        """Why the claim is post hoc: the reason the suite declares, else the automatic one
+        (``seen``); None when it is pre-registered."""
+        return self.claim.posthoc or self.seen
 
     @property
     def p_value(self) -> float | None:
@@ -102,7 +110,8 @@ class Verdict:
         out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
                "expect": c.expect, **_trend_json(c), "scale": c.scale,
                "margin": c.margin, "ci": self.ci,
-               "posthoc": c.posthoc, "effect": self.effect, "ci_low": self.ci_low,
+               "posthoc": self.posthoc, "posthoc_declared": c.posthoc is not None,
+               "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
                "excluded": self.excluded, "missing": self.missing, "p_holds": self.p_holds,
                "p_fails": self.p_fails, "p_value": self.p_value, "verdict": self.verdict,
@@ -121,10 +130,13 @@ def _trend_json(claim: Claim) -> dict[str, Any]:
 
 def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
              registry: Registry) -> list[Verdict]:
-    """The verdict of every claim of the suite on ``cells``, with Holm's over the family;
-    ``registry`` tells which metric fields are 0/1 outcomes (``ci`` rate by default)."""
+    """The verdict of every claim of the suite on ``cells``, with Holm's over the family of
+    pre-registered claims (``claims.registration`` marks the others post hoc); ``registry``
+    tells which metric fields are 0/1 outcomes (``ci`` rate by default)."""
     verdicts = [evaluate_claim(c, loaded, cells, values, registry)
                 for c in loaded.suite.claims]
+    for v in verdicts:
+        v.seen = None if v.claim.posthoc else seen_before(v.claim, cells, values)
     apply_holm(verdicts)
     return verdicts
 
@@ -133,10 +145,10 @@ def apply_holm(verdicts: list[Verdict]) -> None:
     """Set ``verdict_holm`` of every pre-registered claim: Holm–Bonferroni over those with a
     p-value; a rejected claim keeps its raw verdict, any other reads ``inconclusive`` (or
     stays ``insufficient``)."""
-    family = [v for v in verdicts if v.claim.posthoc is None and v.p_value is not None]
+    family = [v for v in verdicts if v.posthoc is None and v.p_value is not None]
     rejected = dict(zip(map(id, family), holm([v.p_value for v in family])))
     for v in verdicts:
-        if v.claim.posthoc is not None:
+        if v.posthoc is not None:
             v.verdict_holm = None
         elif v.verdict in ("insufficient", NOT_IN_PROFILE) or v.p_value is None:
             v.verdict_holm = v.verdict if v.verdict == NOT_IN_PROFILE else "insufficient"

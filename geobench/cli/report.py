@@ -77,6 +77,9 @@ def _claims_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", action="store_true", help="with --units: as CSV")
     p.add_argument("--wide", action="store_true",
                    help="the leaderboard page's table, with each claim's statement (markdown)")
+    p.add_argument("--seeds", choices=("confirm", "explore"),
+                   help="the trial seeds that decide the verdicts (default: the confirmation "
+                        "seeds where the profile declares them, else the exploration seeds)")
     p.add_argument("--beside", metavar="PROFILE",
                    help="a table of each claim's effect and verdict in PROFILE beside "
                         "--profile's, marking the claims whose verdict changes")
@@ -101,6 +104,7 @@ def claims(args: argparse.Namespace) -> int:
     from geobench.claims.terminal import terminal_table
     from geobench.contract.plugins import registry
     from geobench.run.store import Store
+    from geobench.suite.seeds import decided_cells
 
     refused = _refused(args)
     if refused:
@@ -110,8 +114,9 @@ def claims(args: argparse.Namespace) -> int:
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
-    profiles = [cells] + ([options.expand_args(args, loaded, args.beside)] if args.beside
-                          else [])
+    profiles = [decided_cells(loaded, args.profile, cells, args.seeds)] + (
+        [decided_cells(loaded, args.beside, options.expand_args(args, loaded, args.beside),
+                       args.seeds)] if args.beside else [])
     store = Store(args.store, read_only=True)
     try:
         verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry())

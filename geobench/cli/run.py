@@ -12,6 +12,7 @@ from geobench.cli import options
 from geobench.cli.command import Command
 from geobench.records import DEFAULT_THREADS, Status
 from geobench.run.leases import LEASE_TIMEOUT_S
+from geobench.suite.seeds import SEED_SETS
 
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
 EXECUTOR_FLAGS = [
@@ -35,6 +36,9 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=options.count, default=DEFAULT_THREADS, metavar="N",
                    help="torch threads of each cell, under every executor; a CPU cell's numbers "
                         f"depend on it (default {DEFAULT_THREADS}, as the published leaderboards)")
+    p.add_argument("--seeds", choices=SEED_SETS, default="all",
+                   help="which trial seeds run: the exploration ('seeds:'), the confirmation "
+                        "('confirm:') or all (default); docs/claims.md")
     p.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
     p.add_argument("--max-cells", type=options.count, help="run at most this many of the "
                                                            "missing cells")
@@ -78,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         executor=args.executor, executor_options=executor_options, rerun=args.rerun,
         max_cells=args.max_cells, cell_limit=options.cell_limit(args),
         lease_timeout=args.lease_timeout, loggers=tuple(args.logger),
-        log_dir=args.log_dir, threads=args.threads, quiet=args.quiet)
+        log_dir=args.log_dir, threads=args.threads, seeds=args.seeds, quiet=args.quiet)
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         summary = run_suite(args.suite, run_options)

@@ -21,7 +21,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from geobench.claims.table import claims_section
+from geobench.claims.registration import claims_digest
+from geobench.claims.table import EXPLORATION, UNCONFIRMED, claims_section
 from geobench.claims.values import StoredValues, declared
 from geobench.claims.verdicts import evaluate
 from geobench.contract.api import FieldDoc
@@ -35,6 +36,7 @@ from geobench.report.tables import MISSING, Groups, aggregate
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
+from geobench.suite.seeds import has_confirmation, seed_cells, seed_plan
 from geobench.suite.where import config_value, named_arms, selects
 
 VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
@@ -67,9 +69,17 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     check_writable(out)
     files: dict[Path, Content] = {}
     md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
-    if loaded.suite.claims:
+    profile = cells[0].profile if cells else "smoke"
+    if loaded.suite.claims and has_confirmation(loaded, profile):
+        confirm, explore = (evaluate(loaded, seed_cells(loaded, profile, cells, which), values,
+                                     registry) for which in ("confirm", "explore"))
+        md += claims_section(confirm, out, loaded.path, loaded.suite.name, files)
+        md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
+                             EXPLORATION)
+    elif loaded.suite.claims:
         verdicts = evaluate(loaded, cells, values, registry)
-        md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files)
+        md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files,
+                             UNCONFIRMED)
     stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
     files[stored] = values_csv_gz(store.path, cells)
     md += _header(loaded, cells, values, out, stored.name)
@@ -195,6 +205,7 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"`geobench run {loaded.path}{profile}{flag}`, this page by "
         f"`geobench leaderboard {loaded.path}{profile} --out {out}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
+        *_claims_line(loaded, cells, values),
         f"- code: {', '.join(shas) or 'n/a'}; torch "
         f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "
         f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}; torch threads "
@@ -207,6 +218,35 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         "",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> list[str]:
+    """The claims' digest, and which trial seeds decide them and when those cells ran."""
+    if not loaded.suite.claims:
+        return []
+    profile = cells[0].profile if cells else "smoke"
+    plan = seed_plan(loaded, profile)
+    line = (f"- claims: {len(loaded.suite.claims)}, definitions digest "
+            f"`{claims_digest(loaded.suite)}`; ")
+    if plan.confirm is None:
+        return [line + "no confirmation seeds: the verdicts read the exploration seeds "
+                       f"{_seed_text(plan.seeds('explore'))}"]
+    confirm = seed_cells(loaded, profile, cells, "confirm")
+    ran = sorted(t for c in confirm if (t := values.finished(c)) is not None)
+    when = (f"ran {_day(ran[0])} to {_day(ran[-1])}" if ran else "not run yet")
+    return [line + f"confirmation seeds {_seed_text(plan.seeds('confirm'))} ({when}) decide "
+                   f"the verdicts; exploration seeds {_seed_text(plan.seeds('explore'))}"]
+
+
+def _seed_text(seeds: list[int]) -> str:
+    """Consecutive seeds as ``a–b``, others listed."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def _day(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _legend(metrics: list[LeaderboardMetric], docs: list[FieldDoc | None]) -> str:

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from geobench.claims import expand_checked
+from geobench.claims.registration import claim_digests
 from geobench.contract.api import BuildContext
 from geobench.contract.errors import describe_validation_error
 from geobench.contract.plugins import describe_failure, registry
@@ -26,6 +27,7 @@ from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_d
 from geobench.run.provenance import provenance
 from geobench.run.store import DEFAULT_STORE, Store
 from geobench.suite import CELL_LIMIT, load_suite
+from geobench.suite.seeds import SeedSet, seed_cells
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
 from geobench.train.recording import Progress
@@ -101,25 +103,30 @@ class CellTask:
     here, in whichever process runs the cell, and restored after: a CPU cell's numbers
     depend on its thread count), with the run's loggers, and ``StepLines`` every ``every``
     seconds (None: none) where the cell runs with neither a ``progress`` callback (a bar)
-    nor a terminal on stderr (a worker's own log file gets them) — picklable, for worker
-    processes."""
+    nor a terminal on stderr (a worker's own log file gets them); the result carries
+    ``claims``, the digests of the suite's claim definitions as the run began
+    (``claims.registration``) — picklable, for worker processes."""
 
     loggers: tuple[Component, ...] = ()
     log_dir: str = "logs"
     every: float | None = None
     threads: int = DEFAULT_THREADS
+    claims: dict[str, str] | None = None
 
     def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
         before = torch.get_num_threads()
         torch.set_num_threads(self.threads)
         try:
             if progress is not None or self.every is None or sys.stderr.isatty():
-                return run_cell(cell, progress=progress, loggers=self.loggers,
-                                log_dir=self.log_dir)
-            with StepLines(cell, self.every) as lines:
-                return run_cell(cell, progress=lines, loggers=self.loggers, log_dir=self.log_dir)
+                result = run_cell(cell, progress=progress, loggers=self.loggers,
+                                  log_dir=self.log_dir)
+            else:
+                with StepLines(cell, self.every) as lines:
+                    result = run_cell(cell, progress=lines, loggers=self.loggers,
+                                      log_dir=self.log_dir)
         finally:
             torch.set_num_threads(before)
+        return replace(result, claims=self.claims)
 
 
 class _Progress:
@@ -216,7 +223,8 @@ class RunOptions:
     restrictions that choose its cells, the store, the executor and its options, whether
     stored cells rerun, at most ``max_cells`` cells (at most ``cell_limit`` expanded), the
     lease timeout, the loggers (besides the suite's) and their folder (default: ``logs/``
-    beside the store), the torch threads of each cell, and ``quiet`` (no progress)."""
+    beside the store), the torch threads of each cell, which trial seeds run (``all``, the
+    exploration or the confirmation seeds), and ``quiet`` (no progress)."""
 
     profile: str = "smoke"
     store: str = DEFAULT_STORE
@@ -231,6 +239,7 @@ class RunOptions:
     loggers: tuple[str, ...] = ()
     log_dir: str | None = None
     threads: int = DEFAULT_THREADS
+    seeds: SeedSet = "all"
     quiet: bool = False
 
 
@@ -245,7 +254,9 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     o = options or RunOptions()
     reg = registry()
     loaded = load_suite(path)
-    cells = expand_checked(loaded, reg, o.profile, o.overrides, o.cell_limit, o.only)
+    cells = seed_cells(loaded, o.profile,
+                       expand_checked(loaded, reg, o.profile, o.overrides, o.cell_limit, o.only),
+                       o.seeds)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, o.executor,
                                                o.executor_options))
     chosen = select_loggers(reg, loaded.suite.loggers, list(o.loggers))
@@ -254,7 +265,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
               "(add --logger NAME)")
     logs = o.log_dir or Path(o.store).parent / "logs"
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
-                    None if o.quiet else STEP_LINE_S, o.threads)
+                    None if o.quiet else STEP_LINE_S, o.threads, claim_digests(loaded.suite))
     reset_warnings()
     store = Store(o.store)
     since = time.time()

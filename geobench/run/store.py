@@ -164,10 +164,20 @@ class Store:
     def write(self, cell: Cell, result: CellResult, provenance: dict[str, Any],
               owner: str | None = None) -> None:
         """Replace whatever the store holds for ``cell`` by ``result`` and release ``owner``'s
-        lease on it (not a lease another run has taken over meanwhile), atomically."""
+        lease on it (not a lease another run has taken over meanwhile), atomically.
+
+        The provenance keeps ``claims``, the claim definitions in force when the cell's
+        values were first stored: a rerun of a complete or diverged cell keeps the earlier
+        record (or its lack), since its values were already there to see."""
         prov = {**provenance, "device": result.device, "threads": result.threads,
                 "batch_digest": result.batch_digest}
         with self._writing():
+            prior = self.db.execute("SELECT status, provenance FROM cells WHERE id = ?",
+                                    (cell.id,)).fetchone()
+            claims = json.loads(prior[1]).get("claims") if prior and prior[0] in DONE \
+                else result.claims
+            if claims is not None:
+                prov["claims"] = claims
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM cells WHERE id = ?", (cell.id,))
@@ -231,10 +241,11 @@ class Store:
     @_guarded
     def cells(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Stored rows of ``ids`` with their finals: id -> {status, error, config, ...}."""
-        rows = self._select("SELECT id, status, error, config, provenance, seconds FROM cells "
-                            "WHERE id IN ({})", [], ids)
+        rows = self._select("SELECT id, status, error, config, provenance, seconds, finished "
+                            "FROM cells WHERE id IN ({})", [], ids)
         out = {r[0]: {"status": r[1], "error": r[2], "config": json.loads(r[3]),
-                      "provenance": json.loads(r[4]), "seconds": r[5], "metrics": {}}
+                      "provenance": json.loads(r[4]), "seconds": r[5], "finished": r[6],
+                      "metrics": {}}
                for r in rows}
         for cell, key, value in self._select("SELECT cell, key, value FROM finals "
                                              "WHERE cell IN ({})", [], list(out)):

@@ -17,13 +17,10 @@ from geobench.suite import checks, filters
 from geobench.suite.load import LoadedSuite, Loc, format_loc
 from geobench.suite.merge import Accepts, View, accepts_of, deep_merge, get_dotted, profile_view
 from geobench.suite.resolve import Assignment, resolve_cell
+from geobench.suite.seeds import check_disjoint, seed_plan
 
 CELL_LIMIT = 10_000
 """Most cells one profile may expand to, unless raised (``--cell-limit``)."""
-
-
-def _seed_list(seeds: int | list[int]) -> list[int]:
-    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
 
 
 def cell_id(payload: dict[str, Any]) -> str:
@@ -217,10 +214,9 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
     once and repeated for every trial seed; ``uses`` collects what each exclude entry met."""
     suite, prof = loaded.suite, view.prof
     axes = _restrict(loaded, view, _axes(loaded, view, overrides), only or {})
-    own_seeds = prof is not None and prof.seeds is not None
-    seeds = prof.seeds if own_seeds else suite.seeds
-    _check_count(loaded, view, axes, seeds if isinstance(seeds, int) else len(seeds),
-                 view.loc + ("seeds",) if own_seeds else ("seeds",), limit)
+    plan = seed_plan(loaded, view.name)
+    _check_count(loaded, view, axes, plan.count, plan.explore_loc, limit)
+    check_disjoint(loaded, view.name, plan)
     use_prof_exclude = prof is not None and prof.exclude is not None
     exclude = prof.exclude if use_prof_exclude else suite.exclude
     exclude_loc = view.loc + ("exclude",) if use_prof_exclude else ("exclude",)
@@ -243,7 +239,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
         arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
         _check_distinct(loaded, points, cell_id({"arms": arms, "versions": versions}),
                         assignment)
-        for seed in _seed_list(seeds):
+        for seed in plan.seeds():
             payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
                        "arms": arms, "versions": versions}
             cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,

@@ -48,6 +48,37 @@ Seeds = Annotated[StrictInt | list[StrictInt], AfterValidator(_trial_seeds)]
 """Trial seeds: a count N (seeds 0..N-1) or a list of distinct non-negative integers."""
 
 
+class SeedRange(Strict):
+    """``count`` consecutive trial seeds from ``first``."""
+
+    first: int = Field(ge=0, le=MAX_SEED)
+    count: int = Field(ge=1, le=MAX_SEED)
+
+    @model_validator(mode="after")
+    def _fits(self) -> SeedRange:
+        if self.first + self.count - 1 > MAX_SEED:
+            raise ValueError(f"seeds {self.first}..{self.first + self.count - 1} pass the "
+                             f"largest trial seed {MAX_SEED} (2^63 - 1)")
+        return self
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(range(self.first, self.first + self.count))
+
+
+def _confirm_seeds(seeds: list[int] | SeedRange) -> list[int] | SeedRange:
+    if isinstance(seeds, list):
+        _trial_seeds(seeds)
+    return seeds
+
+
+ConfirmSeeds = Annotated[list[StrictInt] | SeedRange, AfterValidator(_confirm_seeds)]
+"""Confirmation trial seeds: a list of distinct integers or ``{first, count}``; disjoint from
+the exploration seeds of the same profile (docs/claims.md, "Confirmation seeds")."""
+
+
+
+
 Stat = Literal["last", "first", "min", "max", "mean"]
 """Reductions of a run's series (``geobench.claims.values.series_stat``)."""
 
@@ -60,6 +91,9 @@ class Profile(Strict):
     zip: list[dict[str, list[Any]]] | None = None
     exclude: list[dict[str, Any]] | None = None
     seeds: Seeds | None = None
+    confirm: ConfirmSeeds | None = Field(
+        None, description="confirmation trial seeds, disjoint from 'seeds' (the exploration "
+        "seeds): the published verdicts read these")
 
 
 class LeaderboardMetric(Strict):
@@ -257,6 +291,9 @@ class Suite(Strict):
     zip: list[dict[str, list[Any]]] = Field(default_factory=list)
     exclude: list[dict[str, Any]] = Field(default_factory=list)
     seeds: Seeds = 1
+    confirm: ConfirmSeeds | None = Field(
+        None, description="confirmation trial seeds of every profile that gives none, "
+        "disjoint from the exploration seeds ('seeds')")
     profiles: dict[Name, Profile] = Field(default_factory=dict)
     leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
     claims: list[Claim] = Field(default_factory=list)

@@ -8,6 +8,7 @@ import statistics
 import pytest
 
 from geobench.claims import expand_checked
+from geobench.claims.registration import claim_digests
 from geobench.claims.table import claims_table
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict, combined, evaluate
@@ -54,11 +55,14 @@ def _knn(cell) -> float:  # 0.5 + 0.02 s at lr 0.05
 
 
 def _store(tmp_path, cells, knn=_knn):
+    """The cells stored as a run of ``a.yaml`` stores them (with its claims' digests)."""
     store = Store(tmp_path / "db.sqlite")
+    claims = claim_digests(load_suite(tmp_path / "a.yaml").suite)
     for cell in cells:
         finals = {"nccc.accuracy": _nccc(cell), "knn.accuracy": knn(cell)}
         series = [("main", k, 30, v) for k, v in finals.items()]
-        store.write(cell, CellResult(cell.id, "complete", finals=finals, series=series), {})
+        store.write(cell, CellResult(cell.id, "complete", finals=finals, series=series,
+                                     claims=claims), {})
     return store
 
 
@@ -173,6 +177,7 @@ def test_a_claim_without_also_renders_as_before():
                    "**holds**", "holds"]
     assert "parts" not in v.as_json() and list(v.as_json()) == [
         "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "posthoc",
+        "posthoc_declared",
         "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_holds",
         "p_fails", "p_value", "verdict", "verdict_holm"]
 

@@ -13,6 +13,7 @@ from scipy import stats
 
 from geobench.claims import expand_checked
 from geobench.claims.forest import forest_png, forest_points
+from geobench.claims.registration import claim_digests
 from geobench.claims.stats import binomial_p_values, clopper_pearson, holm, t_p_values
 from geobench.claims.table import claims_table, part_text, summary_line
 from geobench.claims.values import StoredValues
@@ -48,11 +49,13 @@ def _store(tmp_path, cells, value, status=lambda cell: "complete"):
     """Each cell's nccc.accuracy series: value(cell, 'first') at step 0, value(cell, 'last')
     at step 30."""
     store = Store(tmp_path / "db.sqlite")
+    claims = claim_digests(load_suite(tmp_path / "a.yaml").suite)  # as a run records them
     for cell in cells:
         first, last = value(cell, "first"), value(cell, "last")
         store.write(cell, CellResult(cell.id, status(cell), finals={"nccc.accuracy": last},
                                      series=[("main", "nccc.accuracy", 0, first),
-                                             ("main", "nccc.accuracy", 30, last)]), {})
+                                             ("main", "nccc.accuracy", 30, last)],
+                                     claims=claims), {})
     return store
 
 

@@ -135,14 +135,18 @@ def test_step_lines_name_the_cell_its_step_and_loss(suite, monkeypatch, capsys):
 
 def test_a_cell_task_reports_through_step_lines_only_without_a_bar(monkeypatch):
     seen = []
-    monkeypatch.setattr(runner, "run_cell", lambda cell, progress=None, loggers=(),
-                        log_dir="logs": seen.append(progress))
+    def fake_run(cell, progress=None, loggers=(), log_dir="logs"):
+        seen.append(progress)
+        return CellResult(cell, "complete")
+
+    monkeypatch.setattr(runner, "run_cell", fake_run)
     monkeypatch.setattr(runner, "StepLines", _NoThread)
     bar = object()
     CellTask(every=60.0)("cell", bar)
     CellTask(every=None)("cell")
-    CellTask(every=60.0)("cell")
+    got = CellTask(every=60.0, claims={"c": "0123"})("cell")
     assert seen[0] is bar and seen[1] is None and isinstance(seen[2], _NoThread)
+    assert got.claims == {"c": "0123"}  # the suite's claim digests travel with the result
 
 
 class _NoThread:

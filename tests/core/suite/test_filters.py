@@ -10,6 +10,7 @@ import json
 import pytest
 
 from geobench.claims import expand_checked
+from geobench.claims.registration import claim_digests
 from geobench.claims.select import key_pairs
 from geobench.claims.table import summary_line
 from geobench.claims.values import StoredValues
@@ -54,7 +55,8 @@ def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, caps
     for cell in cells:  # 1 + seed / 10: every decidable claim holds
         v = 1.0 + cell.trial_seed / 10
         store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
-                                     series=[("main", "nccc.accuracy", 30, v)]), {})
+                                     series=[("main", "nccc.accuracy", 30, v)],
+                                     claims=claim_digests(loaded.suite)), {})
     store.close()
     args = ["claims", str(tmp_path / "f.yaml"), "--profile", "narrow", "--store",
             str(tmp_path / "db.sqlite")]
@@ -109,7 +111,8 @@ def test_beside_sets_two_profiles_verdicts_side_by_side(tmp_path, capsys):
             lr = cell.varied["optimizer.lr"]
             v = (sign if lr == 0.05 else -1.0) + cell.trial_seed / 10
             store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
-                                         series=[("main", "nccc.accuracy", 30, v)]), {})
+                                         series=[("main", "nccc.accuracy", 30, v)],
+                                         claims=claim_digests(loaded.suite)), {})
     store.close()
     args = ["claims", str(tmp_path / "f.yaml"), "--profile", "narrow", "--beside", "smoke",
             "--store", str(tmp_path / "db.sqlite")]
