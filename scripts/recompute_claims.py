@@ -17,8 +17,8 @@ and higher order statistics at 2.5% and 97.5%), or Clopper–Pearson on k = the 
 per-seed rates of ``a`` out of n seeds (reported as the rate minus c).  The p-value is
 two-sided, twice the smaller one-sided p.  A claim of several parts has p_holds = the
 largest part's and p_fails = k times the smallest (at most 1); Holm–Bonferroni at 0.05 runs
-over the claims with ``posthoc`` 0 and a p-value.  A part whose every row is ``absent:`` (the
-profile lacks its cells) is ``not in this profile``, and so is its claim.
+over the claims with ``posthoc`` 0, ``kind`` claim and a p-value.  A part whose every row is
+``absent:`` (the profile lacks its cells) is ``not in this profile``, and so is its claim.
 
 A unit's a and b are read from the values file by cell id, arm, metric and stat: the value
 of the series ``<metric id>.<field>`` of that cell and arm (``main`` in a run of one arm;
@@ -122,7 +122,9 @@ def recompute_claims(path: str) -> dict[str, dict]:
     """Every claim's p-values, raw verdict and Holm verdict (None when post hoc)."""
     parts = recompute_file(path)
     with open(path, newline="") as fh:
-        posthoc = {row["claim"]: row["posthoc"] == "1" for row in csv.DictReader(fh)}
+        # outside the family: post hoc, or a sanity check or contrast (kind other than claim)
+        posthoc = {row["claim"]: row["posthoc"] == "1" or row.get("kind", "claim") != "claim"
+                   for row in csv.DictReader(fh)}
     claims = {}
     for claim in dict.fromkeys(c for c, _ in parts):
         mine = [r for (c, _), r in sorted(parts.items()) if c == claim]

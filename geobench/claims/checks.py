@@ -1,14 +1,16 @@
 """A suite's claims checked once its profiles are expanded: the keys and arms each part
 names, its metric measured in every profile with a field the metric declares, a rate that
-data can decide, every ``where`` able to match, the form's own keys, and a profile that
-holds a unit of every part. ``expand_checked`` is the suite's cells with its claims checked:
-what every command reads. Each problem is one line through ``loaded.fail``."""
+data can decide, every ``where`` able to match, the form's own keys, a profile that holds a
+unit of every part, and in every profile enough trial seeds to decide it (``power``).
+``expand_checked`` is the suite's cells with its claims checked: what every command reads.
+Each problem is one line through ``loaded.fail``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from geobench.claims.forms import form_of
+from geobench.claims.power import profile_powers
 from geobench.claims.select import selected_cells
 from geobench.contract.registry import Registry
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
@@ -49,6 +51,8 @@ def check_claims(loaded: LoadedSuite, registry: Registry,
         form_of(part).check(checking, loc, what, part)
     for i, claim in enumerate(loaded.suite.claims):
         _check_decidable(loaded, i, claim, profiles)
+    for name, cells in profiles.items():
+        _check_power(loaded, registry, name, cells)
 
 
 def _parts(loaded: LoadedSuite) -> list[tuple[Loc, Claim, Claim, Any]]:
@@ -154,3 +158,22 @@ def _check_decidable(loaded: LoadedSuite, index: int, claim: Claim,
                       for j in range(len(parts)))
     raise loaded.fail(("claims", index), f"claim {claim.id!r}: no profile can test every part "
                                          f"({where})")
+
+
+def _check_power(loaded: LoadedSuite, registry: Registry, profile: str,
+                 cells: list[Cell]) -> None:
+    """Every claim of ``profile``'s family can reach a p-value below Holm's strictest
+    threshold with the trial seeds that decide it (``claims.power``)."""
+    ids = [c.id for c in loaded.suite.claims]
+    for claim_id, powers in profile_powers(loaded, registry, profile, cells).items():
+        for j, power in enumerate(powers):
+            if power.decidable:
+                continue
+            m = round(0.05 / power.threshold)
+            raise loaded.fail(
+                ("claims", ids.index(claim_id)) + (("also", j - 1) if j else ()),
+                f"claim {claim_id!r} cannot be decided in profile {profile!r}: with "
+                f"{power.seeds} trial seeds its smallest p-value is {power.best_p:.2g} "
+                f"({power.how}), not below Holm's threshold 0.05/{m} = {power.threshold:.2g}; "
+                f"it needs at least {power.needed} trial seeds there (docs/claims.md, "
+                "\"Decidable by design\")")

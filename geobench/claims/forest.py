@@ -30,7 +30,8 @@ def forest_points(v: Verdict) -> tuple[float | None, float | None, float | None,
 def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
     """The forest plot of ``verdicts`` as PNG bytes (one panel per part, each on its own
     axis, since the parts measure different things); None when there is nothing to plot."""
-    rows = [(v, p, i) for v in verdicts for i, p in enumerate(v.parts or [v], 1)]
+    rows = [(v, p, i) for v in verdicts if v.claim.kind != "sanity"
+            for i, p in enumerate(v.parts or [v], 1)]
     if not rows:
         return None
     import matplotlib
@@ -51,6 +52,7 @@ def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
             ax.errorbar([effect], [0], xerr=[[effect - lo], [hi - effect]], fmt="o",
                         color=colour, mfc="white" if hollow else colour, capsize=3)
         label = claim.claim.id + ("†" if claim.posthoc else "") \
+            + ("‡" if claim.claim.kind == "contrast" else "") \
             + (f" · {i}" if claim.parts else "")
         ax.set_yticks([0], [label], fontsize=7)
         ax.tick_params(axis="x", which="both", labelsize=6)

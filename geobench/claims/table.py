@@ -21,9 +21,9 @@ from geobench.suite.schema import Claim
 TESTED_WIDTH = 80
 OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
 NO_CELL = "absent: no cell of this profile selected"
-UNIT_COLUMNS = ["claim", "posthoc", "part", "metric", "stat", "expect", "scale", "margin", "ci",
-                "trend", "trial_seed", "cell", "config", "cell_b", "config_b", "arm", "a", "b",
-                "d", "excluded"]
+UNIT_COLUMNS = ["claim", "kind", "posthoc", "part", "metric", "stat", "expect", "scale",
+                "margin", "ci", "trend", "trial_seed", "cell", "config", "cell_b", "config_b",
+                "arm", "a", "b", "d", "excluded"]
 
 
 EFFECT_FORMATS = {"rate": ("rate ", "", ".2g"), "log": ("", "×", ".3g"),
@@ -96,7 +96,37 @@ def section_anchor(source: str) -> str:
 
 def _verdict_text(v: Verdict, bold: bool) -> str:
     text = f"**{v.verdict}**" if bold else v.verdict
-    return text + ("†" if v.posthoc else "")
+    return text + ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "")
+
+
+def holm_text(v: Verdict) -> str:
+    """The Holm column: the verdict, or why the claim is outside the family."""
+    if v.claim.kind == "contrast":
+        return "— (contrast)"
+    return "— (post hoc)" if v.posthoc else v.verdict_holm or "—"
+
+
+def tested_claims(verdicts: list[Verdict]) -> list[Verdict]:
+    """The claims and contrasts: every verdict but the sanity checks."""
+    return [v for v in verdicts if v.claim.kind != "sanity"]
+
+
+def check_result(v: Verdict) -> str:
+    """A sanity check's result: ``pass`` when it holds, ``FAIL`` when it fails, else its
+    verdict (it could not be decided)."""
+    return {"holds": "pass", "fails": "FAIL"}.get(v.verdict, v.verdict)
+
+
+def checks_table(verdicts: list[Verdict], code: str = "`") -> list[list[str]]:
+    """One row per sanity check: id, what it tests, effect [95% CI], n and its result."""
+    return [[f"{code}{v.claim.id}{code}", part_text(v.claim, v.claim) if not v.parts
+             else f"all {len(v.parts)} parts", format_effect(v), n_text(v), check_result(v)]
+            for v in verdicts if v.claim.kind == "sanity"]
+
+
+CHECKS_NOTE = ("Sanity checks: identities that hold by construction when the implementation "
+               "is right; they test the code, not the paper, and stay outside the counts and "
+               "the Holm family.")
 
 
 def n_text(v: Verdict) -> str:
@@ -110,11 +140,11 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
     """The claims table, one row per part (a claim with ``also`` gets a row of its own for
     the combined verdict), then the post hoc footnotes and the summary line."""
     rows = []
-    for v in verdicts:
+    for v in tested_claims(verdicts):
         c = v.claim
         statement = f"{paper_link(c.source, out_dir, suite_path)}: {c.statement}" \
             if c.source else c.statement
-        holm = "— (post hoc)" if v.posthoc else v.verdict_holm or "—"
+        holm = holm_text(v)
         if not v.parts:
             rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
                          format_p(v.p_value), _verdict_text(v, True), holm])
@@ -126,8 +156,12 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
                          format_p(p.p_value), p.verdict, ""])
     headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
                "verdict", "Holm"]
+    checks = checks_table(verdicts)
     return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in posthoc_notes(verdicts)) \
-        + f"\n{summary_line(verdicts)}\n"
+        + f"\n{summary_line(verdicts)}\n" + (
+            f"\n{CHECKS_NOTE}\n\n" + markdown_table(
+                checks, ["check", "tested", "effect [95% CI]", "n (trial seeds)", "result"])
+            if checks else "")
 
 
 def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
@@ -151,12 +185,14 @@ def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
     rows = []
     for u, v in zip(a, b, strict=True):
         tested = not {u.verdict, v.verdict} & {NOT_IN_PROFILE, "insufficient"}
-        rows.append([f"`{u.claim.id}`" + ("†" if u.posthoc else ""),
+        rows.append([f"`{u.claim.id}`" + ("†" if u.posthoc else "")
+                     + {"sanity": " (check)", "contrast": "‡"}.get(u.claim.kind, ""),
                      format_effect(u), _verdicts(u), format_effect(v), _verdicts(v),
                      "changed" if tested and u.verdict != v.verdict else ""])
     headers = ["claim", f"{left}: effect [95% CI]", f"{left}: verdict / Holm",
                f"{right}: effect [95% CI]", f"{right}: verdict / Holm", ""]
-    return markdown_table(rows, headers) + "\n† post hoc: outside the Holm family\n"
+    return markdown_table(rows, headers) + ("\n† post hoc, ‡ contrast, (check) sanity check: "
+                                            "outside the Holm family\n")
 
 
 def _verdicts(v: Verdict) -> str:
@@ -165,8 +201,9 @@ def _verdicts(v: Verdict) -> str:
 
 def summary_line(verdicts: list[Verdict]) -> str:
     """Pre-registered claims counted by raw and by Holm verdict; post hoc claims apart."""
-    pre = [v for v in verdicts if not v.posthoc]
-    post = [v for v in verdicts if v.posthoc]
+    pre = [v for v in verdicts if v.counted]
+    post = [v for v in verdicts if v.claim.kind == "claim" and v.posthoc]
+    contrasts = [v for v in verdicts if v.claim.kind == "contrast"]
 
     def counts(found: list[str]) -> str:
         tally = Counter(found)
@@ -181,11 +218,15 @@ def summary_line(verdicts: list[Verdict]) -> str:
     if post:
         line += f" **Post hoc: {len(post)}** (outside the family): " + ", ".join(
             f"`{v.claim.id}` {v.verdict}" for v in post) + "."
+    if contrasts:
+        line += f" **Contrasts: {len(contrasts)}**‡ (the paper does not make them; not " \
+                "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in contrasts) + "."
     return line
 
 
 def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
-    """Every unit of every part: the claim, whether it is post hoc (1) or pre-registered (0),
+    """Every unit of every part: the claim, its kind (claim, sanity, contrast), whether it is
+    post hoc (1) or pre-registered (0),
     the part (1 = the main one), what the part tests (with its trend fit, if any; two
     reductions of one series as ``a-b``, e.g. ``last-first``, as the arm form's arms), the
     unit's trial seed, cells (id and grid values) and arm, the values a, b (the threshold c
@@ -196,7 +237,7 @@ def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
         for i, p in enumerate(v.parts or [v], 1):
             c = p.claim
             stat = "-".join(c.compare.stat) if c.compare and c.compare.stat else c.stat
-            head = [v.claim.id, int(v.posthoc is not None), i, c.metric, stat,
+            head = [v.claim.id, v.claim.kind, int(v.posthoc is not None), i, c.metric, stat,
                     c.expect.strip(), c.scale, c.margin, p.ci, trend_text(c)]
             rows += [head + [u.trial_seed, u.cell, u.config, u.cell_b, u.config_b, u.arm,
                              _repr(u.a), _repr(u.b), _repr(u.d), u.excluded] for u in p.units]

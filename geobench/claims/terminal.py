@@ -10,7 +10,16 @@ import textwrap
 
 from tabulate import tabulate
 
-from geobench.claims.table import format_effect, format_p, part_text, posthoc_notes, summary_line
+from geobench.claims.table import (
+    CHECKS_NOTE,
+    checks_table,
+    format_effect,
+    format_p,
+    part_text,
+    posthoc_notes,
+    summary_line,
+    tested_claims,
+)
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 
 WIDTH = 120
@@ -43,15 +52,16 @@ def _n(v: Verdict) -> str:
 def _verdicts(v: Verdict) -> str:
     if v.verdict == NOT_IN_PROFILE:
         return v.verdict
-    holm = "—" if v.posthoc else v.verdict_holm or "—"
-    return f"{v.verdict}{'†' if v.posthoc else ''} / {holm}"
+    holm = v.verdict_holm or "—"
+    return f"{v.verdict}{'†' if v.posthoc else ''}{'‡' if v.claim.kind == 'contrast' else ''}" \
+        f" / {holm}"
 
 
 def terminal_table(verdicts: list[Verdict]) -> str:
     """The table, then what n counts, the post hoc notes, the claims not in this profile and
     the summary line, as plain text."""
     rows = []
-    for v in (v for v in verdicts if v.verdict != NOT_IN_PROFILE):
+    for v in (v for v in tested_claims(verdicts) if v.verdict != NOT_IN_PROFILE):
         c = v.claim
         if not v.parts:
             rows.append([_claim_id(c.id), _plain(part_text(c, c)), format_effect(v), _n(v),
@@ -67,4 +77,10 @@ def terminal_table(verdicts: list[Verdict]) -> str:
     notes = [N_NOTE] + posthoc_notes(verdicts, code="") \
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
         + ["", _plain(summary_line(verdicts))]
-    return "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"
+    checks = checks_table(verdicts, code="")
+    text = "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"
+    if checks:
+        text += "\n" + textwrap.fill(CHECKS_NOTE, WIDTH) + "\n" + tabulate(
+            checks, headers=["check", "tested", "effect [95% CI]", "n", "result"],
+            maxcolwidths=[32, 40, 22, 8, 12], disable_numparse=True) + "\n"
+    return text

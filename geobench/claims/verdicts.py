@@ -35,7 +35,9 @@ times the smallest of its k parts' (Bonferroni inside the claim), so its raw ``f
 (uncorrected, as one failing part) may come with p ≥ 0.05, which Holm's verdict then reads
 as ``inconclusive``.  Holm's step-down runs over the suite's pre-registered claims with a
 p-value (family-wise α = 0.05): a claim Holm does not reject reads ``inconclusive``; post
-hoc claims, declared so or found so by ``claims.registration``, are left out.
+hoc claims, declared so or found so by ``claims.registration``, are left out, and so are
+sanity checks (``kind: sanity``: they hold by construction) and contrasts the paper does not
+make (``kind: contrast``).
 """
 
 from __future__ import annotations
@@ -93,6 +95,11 @@ class Verdict:
     seen: str | None = None  # why its data predate its definition (claims.registration)
 
     @property
+    def counted(self) -> bool:
+        """A pre-registered claim of ``kind: claim``: counted, and in Holm's family."""
+        return self.claim.kind == "claim" and self.posthoc is None
+
+    @property
     def posthoc(self) -> str | None:
         """Why the claim is post hoc: the reason the suite declares, else the automatic one
         (``seen``); None when it is pre-registered."""
@@ -110,7 +117,8 @@ class Verdict:
         out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
                "expect": c.expect, **_trend_json(c), "scale": c.scale,
                "margin": c.margin, "ci": self.ci,
-               "posthoc": self.posthoc, "posthoc_declared": c.posthoc is not None,
+               "kind": c.kind, "posthoc": self.posthoc,
+               "posthoc_declared": c.posthoc is not None,
                "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
                "excluded": self.excluded, "missing": self.missing, "p_holds": self.p_holds,
@@ -142,13 +150,13 @@ def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
 
 
 def apply_holm(verdicts: list[Verdict]) -> None:
-    """Set ``verdict_holm`` of every pre-registered claim: Holm–Bonferroni over those with a
-    p-value; a rejected claim keeps its raw verdict, any other reads ``inconclusive`` (or
-    stays ``insufficient``)."""
-    family = [v for v in verdicts if v.posthoc is None and v.p_value is not None]
+    """Set ``verdict_holm`` of every counted claim (pre-registered, ``kind: claim``):
+    Holm–Bonferroni over those with a p-value; a rejected claim keeps its raw verdict, any
+    other reads ``inconclusive`` (or stays ``insufficient``); None for the others."""
+    family = [v for v in verdicts if v.counted and v.p_value is not None]
     rejected = dict(zip(map(id, family), holm([v.p_value for v in family])))
     for v in verdicts:
-        if v.posthoc is not None:
+        if not v.counted:
             v.verdict_holm = None
         elif v.verdict in ("insufficient", NOT_IN_PROFILE) or v.p_value is None:
             v.verdict_holm = v.verdict if v.verdict == NOT_IN_PROFILE else "insufficient"

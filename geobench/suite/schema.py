@@ -243,6 +243,11 @@ class Claim(Condition):
         None, description="95% interval: Student-t, bootstrap percentile or Clopper–Pearson "
         "(rate; one-sample claims on 0/1 outcomes); default: rate for a one-sample claim on a "
         "field whose unit is 0/1 (not read by 'mean'), else t")
+    kind: Literal["claim", "sanity", "contrast"] = Field(
+        "claim", description="claim: a result the paper states (the verdict counts); sanity: "
+        "holds by construction when the implementation is right (a check, listed under the "
+        "table); contrast: a comparison the paper does not make (shown, not counted); "
+        "neither of the last two enters the verdict counts or the Holm family")
     posthoc: str | None = Field(
         None, min_length=1, description="why the claim was added or changed after seeing data "
         "that decide it; marked in the table and left out of the multiplicity family")

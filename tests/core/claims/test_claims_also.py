@@ -117,10 +117,10 @@ def test_an_inconclusive_part_makes_the_claim_inconclusive(tmp_path):
     assert [p.verdict for p in v.parts] == ["holds", "holds", "holds"]
 
 
-def test_too_few_seeds_or_values_are_insufficient(tmp_path):
-    v = _verdict(tmp_path, _main("{metric: knn.accuracy, expect: '> 0.3'}"), seeds="[0, 1]")
-    assert [p.verdict for p in v.parts] == ["insufficient", "insufficient"]
-    assert (v.verdict, v.n) == ("insufficient", 2)
+def test_too_few_seeds_are_refused_and_too_few_values_are_insufficient(tmp_path):
+    with pytest.raises(SuiteError, match=r"claim 'c' cannot be decided in profile 'smoke': "
+                                         r"with 2 trial seeds .* needs at least 3 trial seeds"):
+        _verdict(tmp_path, _main("{metric: knn.accuracy, expect: '> 0.3'}"), seeds="[0, 1]")
     # knn NaN on trial seeds 0 and 1: excluded in its part only, which has 2 seeds left
     nan = _verdict(tmp_path / "nan", _main("{metric: knn.accuracy, expect: '> 0.3'}"),
                    knn=lambda c: math.nan if c.trial_seed < 2 else _knn(c))
@@ -176,8 +176,8 @@ def test_a_claim_without_also_renders_as_before():
     assert row == ["`k`", "s", "`m.f` < 1e-9", "-1 [-2, -0.5]", "5, 1 excluded", "—",
                    "**holds**", "holds"]
     assert "parts" not in v.as_json() and list(v.as_json()) == [
-        "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "posthoc",
-        "posthoc_declared",
+        "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "kind",
+        "posthoc", "posthoc_declared",
         "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_holds",
         "p_fails", "p_value", "verdict", "verdict_holm"]
 

@@ -158,7 +158,7 @@ def test_the_page_decides_on_confirmation_seeds_and_shows_exploration_apart(tmp_
         in page and "decide the verdicts; exploration seeds 0–2\n" in page
     main_part, explore_part = page.split("## Claims on the exploration seeds")
     assert "Decided on the confirmation seeds" in main_part and "## Claims\n" in main_part
-    seeds = {part: {r.split(",")[10] for r in (out.parent / name).read_text().splitlines()[1:]}
+    seeds = {part: {r.split(",")[11] for r in (out.parent / name).read_text().splitlines()[1:]}
              for part, name in (("confirm", "reg_claims.csv"),
                                 ("explore", "reg_claims_explore.csv"))}
     assert seeds == {"confirm": {"100", "101", "102"}, "explore": {"0", "1", "2"}}

@@ -149,7 +149,8 @@ def test_processes_creating_one_store_at_once_lease_each_cell_once(tmp_path):
                                      ["results", "--csv"], ["leaderboard"]])
 def test_a_reader_on_a_missing_store_creates_nothing(command, suite, capsys):
     claim = ("claims:\n- {id: c, statement: s, metric: nccc.accuracy, expect: '> 0.5'}\n")
-    (suite / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)) + claim)
+    (suite / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)).replace(
+        "seeds: 2", "seeds: 3") + claim)
     store = suite / "mistyped" / "db.sqlite"
     assert main([command[0], "suite.yaml", "--store", str(store), *command[1:]]) == 2
     assert _one_line(capsys) == f"{store}: results store: no such file"
