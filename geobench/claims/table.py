@@ -8,7 +8,7 @@ import io
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from geobench.claims.forest import forest_png, forest_points
@@ -17,6 +17,30 @@ from geobench.claims.forms.trend import trend_text
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 from geobench.publish.markdown import markdown_table
 from geobench.suite.schema import Claim
+
+
+@dataclass
+class PaperFamily:
+    """Holm's family over a paper's suites in one profile (``report.context``): the paper,
+    the suites whose claims entered it (stored cells in the profile), those of the paper
+    without any, and how many claims it tests."""
+
+    paper: str
+    suites: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    size: int = 0
+
+    def note(self, verdicts: list[Verdict]) -> str:
+        """The line under the table: the family and this suite's counts in it."""
+        mine = [v.verdict_paper for v in verdicts if v.counted]
+        missing = f"; not run in this profile: {', '.join(self.not_run)}" if self.not_run \
+            else ""
+        return (f"**Holm over {self.paper}** (family-wise α = 0.05 over the {self.size} "
+                f"pre-registered claims tested in this profile by "
+                f"{', '.join(self.suites)}{missing}): this suite's "
+                f"{_counts([v or '' for v in mine])}. Quote this column for the paper "
+                "(docs/claims.md, \"Families\").")
+
 
 TESTED_WIDTH = 80
 OUTCOMES = ("holds", "fails", "inconclusive", "insufficient")
@@ -136,32 +160,46 @@ def n_text(v: Verdict) -> str:
 
 
 def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
-                 suite_path: Path | None = None) -> str:
+                 suite_path: Path | None = None, family: PaperFamily | None = None) -> str:
     """The claims table, one row per part (a claim with ``also`` gets a row of its own for
-    the combined verdict), then the post hoc footnotes and the summary line."""
+    the combined verdict), with Holm's verdict over the paper's ``family`` and the raw
+    verdicts at the suite's other scales where they are known, then the post hoc footnotes,
+    the summary line and the sanity checks."""
+    scaled = any(v.scales for v in verdicts)
     rows = []
     for v in tested_claims(verdicts):
         c = v.claim
         statement = f"{paper_link(c.source, out_dir, suite_path)}: {c.statement}" \
             if c.source else c.statement
-        holm = holm_text(v)
+        extra = ([holm_text(v) if v.verdict_paper is None else v.verdict_paper]
+                 if family else []) + ([scales_text(v)] if scaled else [])
         if not v.parts:
             rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
-                         format_p(v.p_value), _verdict_text(v, True), holm])
+                         format_p(v.p_value), _verdict_text(v, True), holm_text(v), *extra])
             continue
         rows.append([f"`{c.id}`", statement, f"all {len(v.parts)} parts below",
-                     "", "", format_p(v.p_value), _verdict_text(v, True), holm])
+                     "", "", format_p(v.p_value), _verdict_text(v, True), holm_text(v), *extra])
         for i, p in enumerate(v.parts, 1):
             rows.append(["", "", f"{i}. {part_text(p.claim, c)}", format_effect(p), n_text(p),
-                         format_p(p.p_value), p.verdict, ""])
+                         format_p(p.p_value), p.verdict, "", *([""] * len(extra))])
     headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
-               "verdict", "Holm"]
+               "verdict", "Holm"] + ([f"Holm ({family.paper})"] if family else []) \
+        + (["other scales"] if scaled else [])
     checks = checks_table(verdicts)
-    return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in posthoc_notes(verdicts)) \
-        + f"\n{summary_line(verdicts)}\n" + (
+    notes = posthoc_notes(verdicts) + [summary_line(verdicts)] \
+        + ([family.note(verdicts)] if family else [])
+    return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in notes) + (
             f"\n{CHECKS_NOTE}\n\n" + markdown_table(
                 checks, ["check", "tested", "effect [95% CI]", "n (trial seeds)", "result"])
             if checks else "")
+
+
+def scales_text(v: Verdict) -> str:
+    """The claim's raw verdict in each other profile run, e.g. ``mid: fails``; a verdict
+    that differs from this profile's, where both decide, in bold."""
+    decided = {"holds", "fails"}
+    return "; ".join(f"{p}: **{w}**" if {w, v.verdict} <= decided and w != v.verdict
+                     else f"{p}: {w}" for p, w in v.scales.items()) or "—"
 
 
 def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
@@ -205,16 +243,11 @@ def summary_line(verdicts: list[Verdict]) -> str:
     post = [v for v in verdicts if v.claim.kind == "claim" and v.posthoc]
     contrasts = [v for v in verdicts if v.claim.kind == "contrast"]
 
-    def counts(found: list[str]) -> str:
-        tally = Counter(found)
-        shown = OUTCOMES + ((NOT_IN_PROFILE,) if tally[NOT_IN_PROFILE] else ())
-        return " / ".join(f"{tally[o]} {o}" for o in shown)
-
     family = sum(v.p_value is not None for v in pre)
     noun = "claim" if len(pre) == 1 else "claims"
-    line = (f"**Pre-registered: {len(pre)} {noun}** — raw: {counts([v.verdict for v in pre])}; "
+    line = (f"**Pre-registered: {len(pre)} {noun}** — raw: {_counts([v.verdict for v in pre])}; "
             f"Holm (family-wise α = 0.05 over the {family} tested): "
-            f"{counts([v.verdict_holm or '' for v in pre])}.")
+            f"{_counts([v.verdict_holm or '' for v in pre])}.")
     if post:
         line += f" **Post hoc: {len(post)}** (outside the family): " + ", ".join(
             f"`{v.claim.id}` {v.verdict}" for v in post) + "."
@@ -222,6 +255,12 @@ def summary_line(verdicts: list[Verdict]) -> str:
         line += f" **Contrasts: {len(contrasts)}**‡ (the paper does not make them; not " \
                 "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in contrasts) + "."
     return line
+
+
+def _counts(found: list[str]) -> str:
+    tally = Counter(found)
+    shown = OUTCOMES + ((NOT_IN_PROFILE,) if tally[NOT_IN_PROFILE] else ())
+    return " / ".join(f"{tally[o]} {o}" for o in shown)
 
 
 def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
@@ -280,14 +319,15 @@ UNCONFIRMED = Section(note="This profile declares no confirmation seeds (`confir
 
 
 def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: str,
-                   files: dict[Path, str | bytes], section: Section = CONFIRMATION) -> str:
+                   files: dict[Path, str | bytes], section: Section = CONFIRMATION,
+                   family: PaperFamily | None = None) -> str:
     """A claims section of the leaderboard ``out`` (its markdown path): the note, the table,
     the forest plot ``<stem><suffix>.png`` linked right under it, and every unit in
     ``<stem><suffix>.csv``; those two files are added to ``files``."""
     csv_path = out.with_name(f"{out.stem}{section.suffix}.csv")
     files[csv_path] = units_csv(verdicts)
     md = f"## {section.heading}\n\n{section.note}\n\n" \
-        + claims_table(verdicts, out.parent, suite_path) + "\n"
+        + claims_table(verdicts, out.parent, suite_path, family) + "\n"
     png = forest_png(verdicts, title)
     if png is not None:
         plot = out.with_name(f"{out.stem}{section.suffix}.png")

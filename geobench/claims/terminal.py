@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from geobench.claims.table import (
     CHECKS_NOTE,
+    PaperFamily,
     checks_table,
     format_effect,
     format_p,
@@ -57,9 +58,10 @@ def _verdicts(v: Verdict) -> str:
         f" / {holm}"
 
 
-def terminal_table(verdicts: list[Verdict]) -> str:
-    """The table, then what n counts, the post hoc notes, the claims not in this profile and
-    the summary line, as plain text."""
+def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -> str:
+    """The table, then what n counts, the post hoc notes, the claims not in this profile,
+    the summary line, the paper's family (its Holm verdicts in ``--json``) and the sanity
+    checks, as plain text."""
     rows = []
     for v in (v for v in tested_claims(verdicts) if v.verdict != NOT_IN_PROFILE):
         c = v.claim
@@ -76,7 +78,8 @@ def terminal_table(verdicts: list[Verdict]) -> str:
     absent = [v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE]
     notes = [N_NOTE] + posthoc_notes(verdicts, code="") \
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
-        + ["", _plain(summary_line(verdicts))]
+        + ["", _plain(summary_line(verdicts))] \
+        + ([_plain(family.note(verdicts))] if family else [])
     checks = checks_table(verdicts, code="")
     text = "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"
     if checks:

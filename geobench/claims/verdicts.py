@@ -93,6 +93,8 @@ class Verdict:
     parts: list[Verdict] = field(default_factory=list)
     verdict_holm: str | None = None
     seen: str | None = None  # why its data predate its definition (claims.registration)
+    verdict_paper: str | None = None  # Holm's over the paper's family (report.context)
+    scales: dict[str, str] = field(default_factory=dict)  # other profile -> raw verdict
 
     @property
     def counted(self) -> bool:
@@ -123,7 +125,8 @@ class Verdict:
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
                "excluded": self.excluded, "missing": self.missing, "p_holds": self.p_holds,
                "p_fails": self.p_fails, "p_value": self.p_value, "verdict": self.verdict,
-               "verdict_holm": self.verdict_holm}
+               "verdict_holm": self.verdict_holm, "verdict_paper": self.verdict_paper,
+               "scales": self.scales}
         if self.parts:
             keys = ("metric", "stat", "expect", "scale", "margin", "where")
             out["parts"] = [{**{k: getattr(p.claim, k) for k in keys}, **_trend_json(p.claim),
@@ -150,19 +153,28 @@ def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
 
 
 def apply_holm(verdicts: list[Verdict]) -> None:
-    """Set ``verdict_holm`` of every counted claim (pre-registered, ``kind: claim``):
-    Holm–Bonferroni over those with a p-value; a rejected claim keeps its raw verdict, any
-    other reads ``inconclusive`` (or stays ``insufficient``); None for the others."""
+    """Set ``verdict_holm`` of every claim to its ``holm_verdicts`` over ``verdicts``."""
+    for v, h in zip(verdicts, holm_verdicts(verdicts)):
+        v.verdict_holm = h
+
+
+def holm_verdicts(verdicts: list[Verdict]) -> list[str | None]:
+    """Holm–Bonferroni over the counted claims (pre-registered, ``kind: claim``) with a
+    p-value: a rejected claim keeps its raw verdict, any other reads ``inconclusive`` (or
+    stays ``insufficient`` / ``not in this profile``); None for a claim outside the
+    family."""
     family = [v for v in verdicts if v.counted and v.p_value is not None]
     rejected = dict(zip(map(id, family), holm([v.p_value for v in family])))
+    out: list[str | None] = []
     for v in verdicts:
         if not v.counted:
-            v.verdict_holm = None
+            out.append(None)
         elif v.verdict in ("insufficient", NOT_IN_PROFILE) or v.p_value is None:
-            v.verdict_holm = v.verdict if v.verdict == NOT_IN_PROFILE else "insufficient"
+            out.append(v.verdict if v.verdict == NOT_IN_PROFILE else "insufficient")
         else:
             decided = rejected[id(v)] and v.verdict in ("holds", "fails")
-            v.verdict_holm = v.verdict if decided else "inconclusive"
+            out.append(v.verdict if decided else "inconclusive")
+    return out
 
 
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],

@@ -103,6 +103,7 @@ def claims(args: argparse.Namespace) -> int:
     from geobench.claims.table import UNIT_COLUMNS, beside_table, claims_table, unit_rows, units_csv
     from geobench.claims.terminal import terminal_table
     from geobench.contract.plugins import registry
+    from geobench.report.context import apply_paper_holm, apply_scales
     from geobench.run.store import Store
     from geobench.suite.seeds import decided_cells
 
@@ -121,6 +122,10 @@ def claims(args: argparse.Namespace) -> int:
     try:
         verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry())
                              for c in profiles]
+        family = None
+        if args.seeds is None and not args.beside:  # the verdicts a page publishes
+            family = apply_paper_holm(loaded, args.profile, verdicts, store, registry())
+            apply_scales(loaded, args.profile, verdicts, store, registry())
     finally:
         store.close()
     if args.beside:
@@ -133,9 +138,9 @@ def claims(args: argparse.Namespace) -> int:
         for v in verdicts:
             print(json.dumps(v.as_json()))
     elif args.wide:
-        print(claims_table(verdicts), end="")
+        print(claims_table(verdicts, family=family), end="")
     else:
-        print(terminal_table(verdicts), end="")
+        print(terminal_table(verdicts, family), end="")
     return 0
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from geobench.claims.registration import claims_digest
-from geobench.claims.table import EXPLORATION, UNCONFIRMED, claims_section
+from geobench.claims.table import CONFIRMATION, EXPLORATION, UNCONFIRMED, claims_section
 from geobench.claims.values import StoredValues, declared
 from geobench.claims.verdicts import evaluate
 from geobench.contract.api import FieldDoc
@@ -31,12 +31,13 @@ from geobench.publish.markdown import md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
 from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
 from geobench.report import tables
+from geobench.report.context import apply_paper_holm, apply_scales
 from geobench.report.results import values_csv_gz
 from geobench.report.tables import MISSING, Groups, aggregate
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
-from geobench.suite.seeds import has_confirmation, seed_cells, seed_plan
+from geobench.suite.seeds import decided_cells, has_confirmation, seed_cells, seed_plan
 from geobench.suite.where import config_value, named_arms, selects
 
 VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
@@ -70,16 +71,18 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     files: dict[Path, Content] = {}
     md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
     profile = cells[0].profile if cells else "smoke"
-    if loaded.suite.claims and has_confirmation(loaded, profile):
-        confirm, explore = (evaluate(loaded, seed_cells(loaded, profile, cells, which), values,
-                                     registry) for which in ("confirm", "explore"))
-        md += claims_section(confirm, out, loaded.path, loaded.suite.name, files)
-        md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
-                             EXPLORATION)
-    elif loaded.suite.claims:
-        verdicts = evaluate(loaded, cells, values, registry)
+    if loaded.suite.claims:
+        confirmed = has_confirmation(loaded, profile)
+        verdicts = evaluate(loaded, decided_cells(loaded, profile, cells), values, registry)
+        family = apply_paper_holm(loaded, profile, verdicts, store, registry)
+        apply_scales(loaded, profile, verdicts, store, registry)
         md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files,
-                             UNCONFIRMED)
+                             CONFIRMATION if confirmed else UNCONFIRMED, family)
+        if confirmed:
+            explore = evaluate(loaded, seed_cells(loaded, profile, cells, "explore"), values,
+                               registry)
+            md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
+                                 EXPLORATION)
     stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
     files[stored] = values_csv_gz(store.path, cells)
     md += _header(loaded, cells, values, out, stored.name)

@@ -290,6 +290,9 @@ class Claim(Condition):
 class Suite(Strict):
     name: Name
     description: str = ""
+    paper: Name | None = Field(
+        None, description="the paper whose claims the suite tests, e.g. P1: Holm's correction "
+        "also runs over every claim of the suites of that paper in the same folder")
     base: dict[str, Any]
     arms: dict[Name, dict[str, Any]] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)

@@ -179,7 +179,7 @@ def test_a_claim_without_also_renders_as_before():
         "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "kind",
         "posthoc", "posthoc_declared",
         "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_holds",
-        "p_fails", "p_value", "verdict", "verdict_holm"]
+        "p_fails", "p_value", "verdict", "verdict_holm", "verdict_paper", "scales"]
 
 
 def test_claims_json_has_every_part(tmp_path, capsys):

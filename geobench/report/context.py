@@ -1,0 +1,72 @@
+"""A suite's verdicts beside what the same store says elsewhere: Holm's correction over the
+paper's family (every counted claim of the suites of the same ``paper:`` in the suite's
+folder, in the same profile), and each claim's raw verdict in the suite's other profiles
+that have been run.  Each suite decides on its own seeds (``suite.seeds.decided_cells``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from geobench.claims import expand_checked
+from geobench.claims.table import PaperFamily
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import Verdict, evaluate, holm_verdicts
+from geobench.contract.registry import Registry
+from geobench.run.store import Store
+from geobench.suite import LoadedSuite, load_suite
+from geobench.suite.seeds import decided_cells
+
+
+def stored_verdicts(loaded: LoadedSuite, profile: str, store: Store,
+                    registry: Registry) -> list[Verdict] | None:
+    """The suite's verdicts in ``profile`` on its deciding seeds; None when the suite has no
+    such profile or the store holds none of its cells there."""
+    if profile != "smoke" and profile not in loaded.suite.profiles:
+        return None
+    cells = decided_cells(loaded, profile, expand_checked(loaded, registry, profile))
+    values = StoredValues(store, cells)
+    return evaluate(loaded, cells, values, registry) if values.rows else None
+
+
+def paper_siblings(loaded: LoadedSuite) -> list[LoadedSuite]:
+    """The other suites of ``loaded``'s paper in its folder, by name."""
+    if loaded.suite.paper is None:
+        return []
+    found = [load_suite(p) for p in sorted(Path(loaded.path).parent.glob("*.yaml"))
+             if p.resolve() != Path(loaded.path).resolve()]
+    return sorted((s for s in found if s.suite.paper == loaded.suite.paper),
+                  key=lambda s: s.suite.name)
+
+
+def apply_paper_holm(loaded: LoadedSuite, profile: str, verdicts: list[Verdict],
+                     store: Store, registry: Registry) -> PaperFamily | None:
+    """Set ``verdict_paper`` of ``verdicts`` (the suite's, in ``profile``): Holm's over them
+    and the counted claims of every sibling suite with stored cells in the profile."""
+    if loaded.suite.paper is None:
+        return None
+    family = PaperFamily(loaded.suite.paper, [loaded.suite.name])
+    everyone = list(verdicts)
+    for sibling in paper_siblings(loaded):
+        theirs = stored_verdicts(sibling, profile, store, registry)
+        if theirs is None:
+            if profile == "smoke" or profile in sibling.suite.profiles:
+                family.not_run.append(sibling.suite.name)
+            continue
+        family.suites.append(sibling.suite.name)
+        everyone += theirs
+    for v, h in zip(everyone, holm_verdicts(everyone)):
+        v.verdict_paper = h
+    family.size = sum(v.counted and v.p_value is not None for v in everyone)
+    return family
+
+
+def apply_scales(loaded: LoadedSuite, profile: str, verdicts: list[Verdict], store: Store,
+                 registry: Registry) -> None:
+    """Set ``scales`` of ``verdicts``: each claim's raw verdict in every other profile of
+    the suite that the store holds cells of."""
+    for other in dict.fromkeys(["smoke", *loaded.suite.profiles]):
+        if other == profile:
+            continue
+        theirs = stored_verdicts(loaded, other, store, registry)
+        for v, w in zip(verdicts, theirs or []):
+            v.scales[other] = w.verdict

@@ -1,0 +1,111 @@
+"""Verdicts beside the rest of the store: Holm's correction over every pre-registered claim
+of the paper's suites in the same profile (recomputed by hand from scipy's t-tests), and a
+claim's raw verdict at the suite's other scales."""
+
+import pytest
+from scipy import stats
+
+from geobench.claims import expand_checked
+from geobench.claims.registration import claim_digests
+from geobench.claims.stats import holm
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import evaluate
+from geobench.cli import main
+from geobench.contract.plugins import registry
+from geobench.records import CellResult
+from geobench.report.context import apply_paper_holm, apply_scales
+from geobench.run.store import Store
+from geobench.suite import load_suite
+from tests.core.suite_text import CLAIMS_BASE
+
+SUITE = "name: NAME\npaper: PX\n" + CLAIMS_BASE + """\
+  metrics: [{name: nccc}]
+seeds: 5
+profiles:
+  wide: {seeds: [10, 11, 12, 13, 14]}
+claims:
+CLAIMS
+"""
+SHIFT = {"one": {"a1": 0.0}, "two": {"b1": 0.03, "b2": -0.03}}
+"""Each claim tests nccc.accuracy + shift > 0.5 on its own suite (one claim a suite, so
+each suite reads its own values)."""
+NOISE = [0.05, -0.02, 0.04, 0.01, 0.03]
+
+
+def _claim(cid: str, shift: float) -> str:
+    return (f'  - {{id: {cid}, statement: s, metric: nccc.accuracy, '
+            f'expect: "> {0.5 - shift:g}"}}\n')
+
+
+def _write(folder, name: str) -> None:
+    claims = "".join(_claim(c, s) for c, s in SHIFT[name].items())
+    (folder / f"{name}.yaml").write_text(SUITE.replace("NAME", name).replace("CLAIMS", claims))
+
+
+def _value(cell) -> float:
+    base = 0.52 if cell.profile == "smoke" else 0.40  # the claims fail in 'wide'
+    return base + NOISE[cell.trial_seed % 10]
+
+
+def _store(folder, names: list[str], profiles=("smoke",)) -> Store:
+    store = Store(folder / "db.sqlite")
+    for name in names:
+        loaded = load_suite(folder / f"{name}.yaml")
+        for profile in profiles:
+            for cell in expand_checked(loaded, registry(), profile):
+                v = _value(cell)
+                store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
+                                             series=[("main", "nccc.accuracy", 30, v)],
+                                             claims=claim_digests(loaded.suite)), {})
+    return store
+
+
+def test_holm_over_the_papers_family_matches_a_hand_computation(tmp_path):
+    for name in ("one", "two"):
+        _write(tmp_path, name)
+    (tmp_path / "other.yaml").write_text(
+        SUITE.replace("NAME", "other").replace("PX", "PY").replace("CLAIMS", _claim("c", 0)))
+    store = _store(tmp_path, ["one", "two", "other"])
+    loaded = load_suite(tmp_path / "one.yaml")
+    cells = expand_checked(loaded, registry())
+    verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
+    family = apply_paper_holm(loaded, "smoke", verdicts, store, registry())
+    assert (family.suites, family.not_run, family.size) == (["one", "two"], [], 3)
+    # by hand: t-tests of the 5 values against each threshold, two-sided p
+    values = [0.52 + e for e in NOISE]
+    p = {c: 2 * min(stats.ttest_1samp(values, 0.5 - s, alternative=side).pvalue
+                    for side in ("greater", "less"))
+         for shifts in SHIFT.values() for c, s in shifts.items()}
+    assert verdicts[0].p_value == pytest.approx(p["a1"])
+    # b1 0.0044 < 0.05/3, then a1 0.028 is not below 0.05/2: Holm stops; b2 0.39
+    assert holm(list(p.values())) == [False, True, False]
+    assert verdicts[0].verdict_holm == "holds"  # alone in its suite's family
+    assert verdicts[0].verdict_paper == "inconclusive"  # not among the paper's three
+    store.close()
+
+
+def test_the_page_shows_the_papers_holm_and_the_other_scales(tmp_path):
+    _write(tmp_path, "one")
+    _write(tmp_path, "two")
+    _store(tmp_path, ["one"], profiles=("smoke", "wide")).close()
+    out = tmp_path / "board" / "one.md"
+    assert main(["leaderboard", str(tmp_path / "one.yaml"), "--store",
+                 str(tmp_path / "db.sqlite"), "--out", str(out)]) == 0
+    page = out.read_text()
+    header = next(line for line in page.splitlines() if line.startswith("| claim"))
+    assert [c.strip() for c in header.split("|")[-3:-1]] == ["Holm (PX)", "other scales"]
+    row = next(line for line in page.splitlines() if line.startswith("| `a1`"))
+    assert [c.strip() for c in row.split("|")[-3:-1]] == ["holds", "wide: **fails**"]
+    assert "**Holm over PX** (family-wise α = 0.05 over the 1 pre-registered claims tested " \
+        "in this profile by one; not run in this profile: two)" in page
+
+
+def test_scales_list_only_the_profiles_the_store_holds(tmp_path):
+    _write(tmp_path, "one")
+    store = _store(tmp_path, ["one"])
+    loaded = load_suite(tmp_path / "one.yaml")
+    cells = expand_checked(loaded, registry())
+    verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
+    apply_scales(loaded, "smoke", verdicts, store, registry())
+    assert verdicts[0].scales == {}
+    store.close()
