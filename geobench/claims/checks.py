@@ -12,6 +12,7 @@ from typing import Any
 from geobench.claims.forms import form_of
 from geobench.claims.power import profile_powers
 from geobench.claims.select import selected_cells
+from geobench.contract.params import FieldDoc
 from geobench.contract.registry import Registry
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite import CELL_LIMIT, LoadedSuite
@@ -121,14 +122,36 @@ def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cel
             check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
                               f"profile {profile!r}", f"claim {claim.id!r}")
             _check_rate(loaded, registry, loc, part, specs)
+            _check_censored(loaded, registry, loc, part, specs)
+
+
+def _field_doc(registry: Registry, part: Any, specs: dict[str, str]) -> FieldDoc | None:
+    parsed = parse_metric_key(part.metric)
+    return None if parsed.series == TRAIN_LOSS_KEY else \
+        registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
+
+
+def _check_censored(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
+                    specs: dict[str, str]) -> None:
+    """A time-to-event field is read only by a Spearman trend of its last value: the one
+    test here that stays valid when runs that never reached the event are censored."""
+    doc = _field_doc(registry, part, specs)
+    if doc is None or not doc.censored:
+        return
+    trend = part.trend
+    if trend is None or trend.fit != "spearman" or part.compare is not None \
+            or part.stat != "last":
+        raise loaded.fail(loc + ("metric",), f"claim {part.id!r} tests {part.metric}, a time "
+                          "to an event (runs that never reach it are censored at their "
+                          "budget): only a Spearman trend of its last value ranks them "
+                          "validly; write 'trend: {key: K, fit: spearman}' (docs/claims.md, "
+                          "\"Censored outcomes\")")
 
 
 def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
                 specs: dict[str, str]) -> None:
     """A rate is compared with c ± margin strictly between 0 and 1 (else no data decide it)."""
-    parsed = parse_metric_key(part.metric)
-    doc = None if parsed.series == TRAIN_LOSS_KEY else \
-        registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
+    doc = _field_doc(registry, part, specs)
     if part.interval(doc is not None and doc.binary) != "rate":
         return
     edge = part.threshold + (part.margin if part.expects_greater else -part.margin)

@@ -119,13 +119,16 @@ def holm(p_values: list[float], alpha: float = ALPHA) -> list[bool]:
 
 def trend_fit(x: list[float], y: list[float], fit: str) -> float:
     """The trend of ``y`` against ``x``: the least-squares slope
-    Σ(x − x̄)(y − ȳ) / Σ(x − x̄)² (``fit: slope``) or Spearman's rank correlation with
-    average ranks for ties (``fit: spearman``); NaN when x (or, for ρ, y) is constant."""
+    Σ(x − x̄)(y − ȳ) / Σ(x − x̄)² (``fit: slope``) or Spearman's rank correlation, the
+    Pearson correlation of the ranks with average ranks for ties (``fit: spearman``; an
+    infinite y, a censored time, ranks above every finite one); NaN when x (or, for ρ, y)
+    is constant."""
     xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if fit == "spearman":
-        if np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        rx, ry = sps.rankdata(xs), sps.rankdata(ys)
+        if np.ptp(rx) == 0 or np.ptp(ry) == 0:
             return math.nan
-        return float(sps.spearmanr(xs, ys).statistic)
+        return float(np.corrcoef(rx, ry)[0, 1])
     dx = xs - xs.mean()
     sxx = float(dx @ dx)
     return float(dx @ (ys - ys.mean())) / sxx if sxx > 0 else math.nan

@@ -51,14 +51,16 @@ class Unit:
 class Tally:
     """The units of one claim part."""
 
-    def __init__(self, claim: Claim, values: StoredValues, rate: bool) -> None:
-        self.claim, self.values, self.rate = claim, values, rate
+    def __init__(self, claim: Claim, values: StoredValues, rate: bool,
+                 censored: bool = False) -> None:
+        self.claim, self.values, self.rate, self.censored = claim, values, rate, censored
         self.units: list[Unit] = []
 
     def get(self, cell: Cell | None, arm: str | None, stat: str | None = None
             ) -> tuple[float | None, str]:
         """The raw value (``stat``, default the claim's) for ``arm`` of ``cell``, or None and
-        why it is unusable."""
+        why it is unusable; on a time-to-event field (``censored``) a complete run that never
+        reached the event gives ``inf``: censored at its budget."""
         if cell is None:
             return None, NO_PARTNER
         status = self.values.status(cell)
@@ -69,6 +71,8 @@ class Tally:
         value = self.values.value(cell, arm, self.claim.metric, stat or self.claim.stat)
         if value is None:
             return None, "no value"
+        if math.isnan(value) and self.censored and status == Status.COMPLETE:
+            return math.inf, ""  # the event did not happen within the run: censored
         if math.isnan(value):
             return None, "NaN"
         if self.claim.scale == "log" and value <= 0:

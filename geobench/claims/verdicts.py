@@ -216,7 +216,7 @@ def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
     doc = declared(registry, cells, claim.metric)
     method = claim.interval(doc is not None and doc.binary)
-    tally = Tally(claim, values, method == "rate")
+    tally = Tally(claim, values, method == "rate", doc is not None and doc.censored)
     form_of(claim).tally(tally, loaded.suite, selected_cells(claim, cells))
     return _verdict(claim, tally, method)
 

@@ -108,11 +108,14 @@ BINARY = "0/1"
 class FieldDoc:
     """What one field of a metric measures: a description, its unit ("" when
     dimensionless; ``BINARY``, "0/1", for an outcome that is 0 or 1, whose one-sample claims
-    get exact rate intervals) and which way is better (``diagnostic``: neither)."""
+    get exact rate intervals), which way is better (``diagnostic``: neither) and whether it
+    is a time to an event (``censored``: NaN until the event, so a run that ends without it
+    is censored at its budget; claims rank such runs above every observed time)."""
 
     description: str
     unit: str = ""
     direction: Direction = "diagnostic"
+    censored: bool = False
 
     @property
     def binary(self) -> bool:

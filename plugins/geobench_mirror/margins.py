@@ -164,5 +164,5 @@ ALIGNMENT_TIME_FIELDS = {
                       "^(1/alpha))^L: how far theta is into the horizon regime (1: aligned)"),
     "aligned": FieldDoc("1 while |ratio - 1| <= eps, else 0", "0/1"),
     "step": FieldDoc("first evaluated step at which the arm was aligned (NaN before)",
-                     "steps"),
+                     "steps", censored=True),
 }

@@ -9,6 +9,7 @@ backbones      toy_mlp       MLP over the flattened inputs, ``feature_dim = widt
 objectives     toy_ce        cross-entropy of its own linear classifier (one view)
                toy_nt_xent   NT-Xent (SimCLR) between two views' head outputs
 metrics        toy_cka       cross-arm linear CKA to the reference arm (reference set)
+               toy_event     first step at which the mean feature norm passes a threshold
 =============  ============  ============================================================
 
 tests/core/conftest.py makes it one of the core's built-ins in the test process;
@@ -198,6 +199,32 @@ TOY_CKA_FIELDS = {
 }
 
 
+class ToyEventParams(MetricParams):
+    threshold: float = Field(1.0, description="the mean feature norm that is the event")
+
+
+class ToyEvent(Metric):
+    """A time to an event: the first evaluated step at which the mean backbone feature norm
+    of the reference set reaches ``threshold`` (NaN before)."""
+
+    def __call__(self, ctx: MetricContext) -> dict[str, float]:
+        from geobench.components.metrics import features
+
+        norm = float(features(ctx.arm, ctx.data.reference_x, "backbone").norm(dim=1).mean())
+        previous = ctx.history.get("step", [])
+        if previous and previous[-1][1] == previous[-1][1]:  # already happened (not NaN)
+            return {"norm": norm, "step": previous[-1][1]}
+        return {"norm": norm, "step": float(ctx.step) if norm >= self.params.threshold
+                else float("nan")}
+
+
+TOY_EVENT_FIELDS = {
+    "norm": FieldDoc("mean backbone feature norm of the reference set"),
+    "step": FieldDoc("first evaluated step at which the norm reached the threshold (NaN "
+                     "before)", "steps", censored=True),
+}
+
+
 @hookimpl
 def register_datasets(register):
     register("toy_mixture", build_toy_mixture, params=ToyMixtureParams,
@@ -227,3 +254,5 @@ def register_objectives(register):
 def register_metrics(register):
     register("toy_cka", lambda p, ctx: ToyCKA(p), params=ToyCKAParams,
              doc="cross-arm linear CKA (test plugin)", fields=TOY_CKA_FIELDS)
+    register("toy_event", lambda p, ctx: ToyEvent(p), params=ToyEventParams,
+             doc="time to a feature norm (test plugin)", fields=TOY_EVENT_FIELDS)

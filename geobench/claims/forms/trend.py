@@ -3,7 +3,10 @@ slope of the values (their log under ``scale: log``) against x = each cell's ``k
 log with ``x: log``), or Spearman's ρ, over the cells of one trial seed that share every
 other grid key (keys zipped with ``key`` go with it); with ``compare: {arm: [a, b]}`` the
 values are ``value(arm a) - value(arm b)``. Cells without a usable value are left out of
-the fit (named in the unit); a fit needs ``MIN_TREND_POINTS`` distinct x values."""
+the fit (named in the unit); a fit needs ``MIN_TREND_POINTS`` distinct x values.  On a
+time-to-event field a run that never reached the event is censored (y = inf) and Spearman's
+ρ ranks it above every observed time, valid when no run's budget lies below an observed
+time of its group (else the unit is left out); validation allows no other test there."""
 
 from __future__ import annotations
 
@@ -85,6 +88,19 @@ def _point(tally: Tally, cell: Cell, arms: list[str | None]) -> tuple[float | No
     return (ys[0] - ys[1] if len(ys) == 2 else ys[0]), ""
 
 
+def _unranked(tally: Tally, cells: list[Cell], points: list[tuple[float, float]]) -> str:
+    """Why censored runs (y = inf) cannot rank above every observed time of the group: a
+    run's budget (``train.steps``, logged under ``scale: log``) below an observed time;
+    empty when they can, or when nothing is censored."""
+    if not any(math.isinf(y) for _, y in points):
+        return ""
+    tx = math.log if tally.claim.scale == "log" else float
+    budget = min(tx(float(config_value(c, "train.steps"))) for c in cells)
+    observed = max((y for _, y in points if math.isfinite(y)), default=-math.inf)
+    return "" if observed <= budget else \
+        "censored at a budget below an observed time: the ranks are unknown"
+
+
 def _add_fit(tally: Tally, cells: list[Cell], arm: str | None) -> None:
     """A trend unit: the fit over ``cells`` (one trial seed, one group) minus c."""
     trend, compare = tally.claim.trend, tally.claim.compare
@@ -97,7 +113,7 @@ def _add_fit(tally: Tally, cells: list[Cell], arm: str | None) -> None:
             dropped.append(f"{trend.key}={x:g}: {why}")
         else:
             points.append((math.log(x) if trend.x == "log" else x, y))
-    why = next((d for d in dropped if "missing:" in d), "")
+    why = next((d for d in dropped if "missing:" in d), "") or _unranked(tally, cells, points)
     fit = math.nan
     if distinct_values(cells, trend.key) < MIN_TREND_POINTS:
         why = f"absent: fewer than {MIN_TREND_POINTS} values of {trend.key} in this profile"

@@ -104,7 +104,7 @@ ESCAPE_STEP_FIELDS = {
     "escaped": FieldDoc("1 once the criterion (effective rank or sqrt(d)·std) has exceeded "
                         "the threshold, else 0", "0/1"),
     "step": FieldDoc("first evaluated step at which the criterion exceeded the threshold "
-                     "(NaN before)", "steps"),
+                     "(NaN before)", "steps", censored=True),
     "value": FieldDoc("the escape criterion now (effective rank, or sqrt(d)·std of "
                       "l2-normalised outputs)"),
 }
