@@ -19,6 +19,8 @@ two-sided, twice the smaller one-sided p.  A claim of several parts has p_holds 
 largest part's and p_fails = k times the smallest (at most 1); Holm–Bonferroni at 0.05 runs
 over the claims with ``posthoc`` 0, ``kind`` claim and a p-value.  A part whose every row is
 ``absent:`` (the profile lacks its cells) is ``not in this profile``, and so is its claim.
+Rows whose part is ``c1``, ``c2``, ... are the claim's positive controls, recomputed alike: a
+claim that holds reads ``inconclusive`` unless every control holds too.
 
 A unit's a and b are read from the values file by cell id, arm, metric and stat: the value
 of the series ``<metric id>.<field>`` of that cell and arm (``main`` in a run of one arm;
@@ -111,16 +113,27 @@ def recompute(rows: list[dict]) -> dict:
 
 def recompute_file(path: str) -> dict[tuple[str, int], dict]:
     """Every part of every claim in the CSV, by (claim, part)."""
-    parts: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    return {key: r for key, r in _recompute_rows(path).items() if isinstance(key[1], int)}
+
+
+def recompute_controls(path: str) -> dict[tuple[str, str], dict]:
+    """Every positive control of every claim in the CSV, by (claim, ``c1``, ...)."""
+    return {key: r for key, r in _recompute_rows(path).items() if isinstance(key[1], str)}
+
+
+def _recompute_rows(path: str) -> dict[tuple[str, int | str], dict]:
+    rows: dict[tuple[str, int | str], list[dict]] = defaultdict(list)
     with open(path, newline="") as fh:
         for row in csv.DictReader(fh):
-            parts[(row["claim"], int(row["part"]))].append(row)
-    return {key: recompute(rows) for key, rows in parts.items()}
+            part = row["part"]
+            rows[(row["claim"], part if part.startswith("c") else int(part))].append(row)
+    return {key: recompute(group) for key, group in rows.items()}
 
 
 def recompute_claims(path: str) -> dict[str, dict]:
     """Every claim's p-values, raw verdict and Holm verdict (None when post hoc)."""
     parts = recompute_file(path)
+    unfired = {c for (c, _), r in recompute_controls(path).items() if r["verdict"] != "holds"}
     with open(path, newline="") as fh:
         # outside the family: post hoc, or a sanity check or contrast (kind other than claim)
         posthoc = {row["claim"]: row["posthoc"] == "1" or row.get("kind", "claim") != "claim"
@@ -131,6 +144,8 @@ def recompute_claims(path: str) -> dict[str, dict]:
         verdicts = [r["verdict"] for r in mine]
         verdict = next((w for w in (NOT_IN_PROFILE, "fails", "insufficient") if w in verdicts),
                        "holds" if set(verdicts) == {"holds"} else "inconclusive")
+        if verdict == "holds" and claim in unfired:  # the absence's control did not fire
+            verdict = "inconclusive"
         out = {"verdict": verdict, "posthoc": posthoc[claim], "p_value": None}
         if verdict not in ("insufficient", NOT_IN_PROFILE):
             p_holds = max(r.get("p_holds", 1.0) for r in mine)

@@ -57,12 +57,20 @@ def check_claims(loaded: LoadedSuite, registry: Registry,
 
 
 def _parts(loaded: LoadedSuite) -> list[tuple[Loc, Claim, Claim, Any]]:
-    """(location, claim, part, the ``where`` written for the part) of every part of every
-    claim, the claim itself first; an ``also`` part that tests the claim's cells has None."""
-    return [(("claims", i) + (("also", j - 1) if j else ()), claim, part,
-             claim.also[j - 1].where if j else claim.where)
+    """(location, claim, part, the ``where`` written for the part) of every part and
+    control of every claim, the claim itself first; an ``also`` part that tests the claim's
+    cells has None."""
+    return [(("claims", i) + at, claim, part, own)
             for i, claim in enumerate(loaded.suite.claims)
-            for j, part in enumerate(claim.parts)]
+            for at, part, own in _tested(claim)]
+
+
+def _tested(claim: Claim) -> list[tuple[Loc, Claim, Any]]:
+    """(location inside the claim, part or control, its written ``where``) of ``claim``."""
+    parts = [(("also", j - 1) if j else (), part, claim.also[j - 1].where if j
+              else claim.where) for j, part in enumerate(claim.parts)]
+    return parts + [(("control", k), control, claim.control[k].where)
+                    for k, control in enumerate(claim.controls)]
 
 
 def _alternatives(loc: Loc, where: Any) -> list[tuple[Loc, dict[str, Any]]]:
@@ -117,12 +125,27 @@ def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cel
     """Every claim's metric is measured in the profile, with a field the metric declares."""
     specs = measured(cells)
     for i, claim in enumerate(loaded.suite.claims):
-        for j, part in enumerate(claim.parts):
-            loc = ("claims", i) + (("also", j - 1) if j else ())
+        for at, part, _ in _tested(claim):
+            loc = ("claims", i) + at
             check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
                               f"profile {profile!r}", f"claim {claim.id!r}")
             _check_rate(loaded, registry, loc, part, specs)
             _check_censored(loaded, registry, loc, part, specs)
+            if at[:1] != ("control",):
+                _check_absence(loaded, registry, loc, claim, part, specs)
+
+
+def _check_absence(loaded: LoadedSuite, registry: Registry, loc: Loc, claim: Claim,
+                   part: Claim, specs: dict[str, str]) -> None:
+    """An absence (a rate of an outcome below c) names a positive control."""
+    doc = _field_doc(registry, part, specs)
+    rate = part.interval(doc is not None and doc.binary) == "rate"
+    if rate and not part.expects_greater and not claim.control:
+        raise loaded.fail(loc + ("expect",), f"claim {claim.id!r} claims an absence (the rate "
+                          f"of {part.metric} below {part.threshold:g}): name a positive "
+                          "control, 'control: [{metric, expect, where}]' at design points "
+                          "where the same measurement fires (docs/claims.md, \"Controls for "
+                          "absences\")")
 
 
 def _field_doc(registry: Registry, part: Any, specs: dict[str, str]) -> FieldDoc | None:
@@ -171,6 +194,7 @@ def _check_decidable(loaded: LoadedSuite, index: int, claim: Claim,
     testable = {name: [form_of(p).decidable(loaded.suite, p, selected_cells(p, cells))
                        for p in parts] for name, cells in profiles.items()}
     if any(all(flags) for flags in testable.values()):
+        _check_controls(loaded, index, claim, profiles, testable)
         return
     for j, part in enumerate(parts):
         if any(flags[j] for flags in testable.values()):
@@ -200,3 +224,15 @@ def _check_power(loaded: LoadedSuite, registry: Registry, profile: str,
                 f"({power.how}), not below Holm's threshold 0.05/{m} = {power.threshold:.2g}; "
                 f"it needs at least {power.needed} trial seeds there (docs/claims.md, "
                 "\"Decidable by design\")")
+
+
+def _check_controls(loaded: LoadedSuite, index: int, claim: Claim,
+                    profiles: dict[str, list[Cell]], testable: dict[str, list[bool]]) -> None:
+    """Every control can be tested in every profile that can test the claim."""
+    for k, control in enumerate(claim.controls):
+        for name, cells in profiles.items():
+            if all(testable[name]) and not form_of(control).decidable(
+                    loaded.suite, control, selected_cells(control, cells)):
+                raise loaded.fail(("claims", index, "control", k, "where"),
+                                  f"claim {claim.id!r}: its control selects no cell in "
+                                  f"profile {name!r}, which tests the claim")

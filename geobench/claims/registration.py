@@ -48,9 +48,10 @@ def claims_digest(suite: Suite) -> str:
 
 def seen_before(claim: Claim, cells: list[Cell], values: StoredValues) -> str | None:
     """Why ``claim``'s data were there before its definition (the module's reasons, the
-    first that applies), or None when every stored cell any part reads ran under it."""
+    first that applies), or None when every stored cell a part or control reads ran under
+    it."""
     digest = claim_digest(claim)
-    records = [values.claims(cell) for part in claim.parts
+    records = [values.claims(cell) for part in claim.parts + claim.controls
                for cell, _ in selected_cells(part, cells).values() if values.stored(cell)]
     for reason, found in ((CHANGED, lambda r: r is not None and r.get(claim.id, digest)
                            != digest),

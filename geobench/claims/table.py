@@ -120,7 +120,18 @@ def section_anchor(source: str) -> str:
 
 def _verdict_text(v: Verdict, bold: bool) -> str:
     text = f"**{v.verdict}**" if bold else v.verdict
-    return text + ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "")
+    return text + ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
+        + ("§" if v.unfired else "")
+
+
+def control_text(v: Verdict) -> str:
+    """A control's outcome: ``fired`` when it holds, else ``did not fire`` and its verdict."""
+    return "fired" if v.verdict == "holds" else f"did not fire ({v.verdict})"
+
+
+UNFIRED_NOTE = ("§ a positive control did not fire: the measurement never showed the event "
+                "where it must, so the absence it finds says nothing; the claim reads "
+                "inconclusive.")
 
 
 def holm_text(v: Verdict) -> str:
@@ -173,20 +184,25 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
             if c.source else c.statement
         extra = ([holm_text(v) if v.verdict_paper is None else v.verdict_paper]
                  if family else []) + ([scales_text(v)] if scaled else [])
+        blank = [""] * len(extra)
         if not v.parts:
             rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
                          format_p(v.p_value), _verdict_text(v, True), holm_text(v), *extra])
-            continue
-        rows.append([f"`{c.id}`", statement, f"all {len(v.parts)} parts below",
-                     "", "", format_p(v.p_value), _verdict_text(v, True), holm_text(v), *extra])
+        else:
+            rows.append([f"`{c.id}`", statement, f"all {len(v.parts)} parts below", "", "",
+                         format_p(v.p_value), _verdict_text(v, True), holm_text(v), *extra])
         for i, p in enumerate(v.parts, 1):
             rows.append(["", "", f"{i}. {part_text(p.claim, c)}", format_effect(p), n_text(p),
-                         format_p(p.p_value), p.verdict, "", *([""] * len(extra))])
+                         format_p(p.p_value), p.verdict, "", *blank])
+        for k, p in enumerate(v.controls, 1):
+            rows.append(["", "", f"control {k}. {part_text(p.claim, c)}", format_effect(p),
+                         n_text(p), format_p(p.p_value), control_text(p), "", *blank])
     headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
                "verdict", "Holm"] + ([f"Holm ({family.paper})"] if family else []) \
         + (["other scales"] if scaled else [])
     checks = checks_table(verdicts)
-    notes = posthoc_notes(verdicts) + [summary_line(verdicts)] \
+    notes = posthoc_notes(verdicts) + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts)
+                                       else []) + [summary_line(verdicts)] \
         + ([family.note(verdicts)] if family else [])
     return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in notes) + (
             f"\n{CHECKS_NOTE}\n\n" + markdown_table(
@@ -264,16 +280,18 @@ def _counts(found: list[str]) -> str:
 
 
 def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
-    """Every unit of every part: the claim, its kind (claim, sanity, contrast), whether it is
-    post hoc (1) or pre-registered (0),
-    the part (1 = the main one), what the part tests (with its trend fit, if any; two
+    """Every unit of every part and control: the claim, its kind (claim, sanity, contrast),
+    whether it is post hoc (1) or pre-registered (0), the part (1 = the main one; ``c1``,
+    ``c2``, ... its controls), what the part tests (with its trend fit, if any; two
     reductions of one series as ``a-b``, e.g. ``last-first``, as the arm form's arms), the
     unit's trial seed, cells (id and grid values) and arm, the values a, b (the threshold c
     of a one-sample part), d in the tested scale, and why a unit was left out; a part without
     units (no cell of the profile selected) gets one row that says so."""
     rows = []
     for v in verdicts:
-        for i, p in enumerate(v.parts or [v], 1):
+        tested = list(enumerate(v.parts or [v], 1)) + [(f"c{k}", p) for k, p in
+                                                         enumerate(v.controls, 1)]
+        for i, p in tested:
             c = p.claim
             stat = "-".join(c.compare.stat) if c.compare and c.compare.stat else c.stat
             head = [v.claim.id, v.claim.kind, int(v.posthoc is not None), i, c.metric, stat,

@@ -12,8 +12,10 @@ from tabulate import tabulate
 
 from geobench.claims.table import (
     CHECKS_NOTE,
+    UNFIRED_NOTE,
     PaperFamily,
     checks_table,
+    control_text,
     format_effect,
     format_p,
     part_text,
@@ -54,8 +56,9 @@ def _verdicts(v: Verdict) -> str:
     if v.verdict == NOT_IN_PROFILE:
         return v.verdict
     holm = v.verdict_holm or "—"
-    return f"{v.verdict}{'†' if v.posthoc else ''}{'‡' if v.claim.kind == 'contrast' else ''}" \
-        f" / {holm}"
+    marks = ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
+        + ("§" if v.unfired else "")
+    return f"{v.verdict}{marks} / {holm}"
 
 
 def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -> str:
@@ -68,15 +71,18 @@ def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -
         if not v.parts:
             rows.append([_claim_id(c.id), _plain(part_text(c, c)), format_effect(v), _n(v),
                          format_p(v.p_value), _verdicts(v)])
-            continue
-        rows.append([_claim_id(c.id), f"all {len(v.parts)} parts:", "", "",
-                     format_p(v.p_value), _verdicts(v)])
+        else:
+            rows.append([_claim_id(c.id), f"all {len(v.parts)} parts:", "", "",
+                         format_p(v.p_value), _verdicts(v)])
         rows += [[f"part {i}", _plain(part_text(p.claim, c)), format_effect(p), _n(p),
                   format_p(p.p_value), p.verdict] for i, p in enumerate(v.parts, 1)]
+        rows += [[f"control {k}", _plain(part_text(p.claim, c)), format_effect(p), _n(p),
+                  format_p(p.p_value), control_text(p)] for k, p in enumerate(v.controls, 1)]
     table = tabulate(rows, headers=list(COLUMNS), maxcolwidths=list(COLUMNS.values()),
                      disable_numparse=True)
     absent = [v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE]
     notes = [N_NOTE] + posthoc_notes(verdicts, code="") \
+        + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts) else []) \
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
         + ["", _plain(summary_line(verdicts))] \
         + ([_plain(family.note(verdicts))] if family else [])

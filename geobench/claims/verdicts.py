@@ -93,8 +93,14 @@ class Verdict:
     parts: list[Verdict] = field(default_factory=list)
     verdict_holm: str | None = None
     seen: str | None = None  # why its data predate its definition (claims.registration)
+    controls: list[Verdict] = field(default_factory=list)  # its positive controls
     verdict_paper: str | None = None  # Holm's over the paper's family (report.context)
     scales: dict[str, str] = field(default_factory=dict)  # other profile -> raw verdict
+
+    @property
+    def unfired(self) -> bool:
+        """A positive control of the claim did not hold: its absence says nothing."""
+        return any(c.verdict != "holds" for c in self.controls)
 
     @property
     def counted(self) -> bool:
@@ -127,8 +133,12 @@ class Verdict:
                "p_fails": self.p_fails, "p_value": self.p_value, "verdict": self.verdict,
                "verdict_holm": self.verdict_holm, "verdict_paper": self.verdict_paper,
                "scales": self.scales}
+        keys = ("metric", "stat", "expect", "scale", "margin", "where")
+        if self.controls:
+            out["controls"] = [{**{k: getattr(p.claim, k) for k in keys},
+                                **{k: getattr(p, k) for k in PART_KEYS}}
+                               for p in self.controls]
         if self.parts:
-            keys = ("metric", "stat", "expect", "scale", "margin", "where")
             out["parts"] = [{**{k: getattr(p.claim, k) for k in keys}, **_trend_json(p.claim),
                              **{k: getattr(p, k) for k in PART_KEYS}} for p in self.parts]
         return out
@@ -179,7 +189,19 @@ def holm_verdicts(verdicts: list[Verdict]) -> list[str | None]:
 
 def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
-    """The verdict of ``claim``; with ``also``, every part's and the combined one."""
+    """The verdict of ``claim``; with ``also``, every part's and the combined one; with
+    ``control``, each control's, and ``holds`` turns ``inconclusive`` unless every control
+    holds (an absence whose measurement never fires where it must says nothing)."""
+    verdict = _conjunction(claim, loaded, cells, values, registry)
+    verdict.controls = [_evaluate_part(c, loaded, cells, values, registry)
+                        for c in claim.controls]
+    if verdict.verdict == "holds" and verdict.unfired:
+        verdict.verdict = "inconclusive"
+    return verdict
+
+
+def _conjunction(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
+                 values: StoredValues, registry: Registry) -> Verdict:
     if not claim.also:
         return _evaluate_part(claim, loaded, cells, values, registry)
     parts = [_evaluate_part(p, loaded, cells, values, registry) for p in claim.parts]

@@ -254,6 +254,16 @@ class Claim(Condition):
     also: list[Condition] = Field(
         default_factory=list, description="further tests, each paired or one-sample, on the "
         "claim's cells or their own 'where'; the claim holds when every part holds")
+    control: list[Condition] = Field(
+        default_factory=list, description="positive controls of an absence: the same "
+        "measurement at design points where it must fire (each with its own 'where'); the "
+        "claim holds only if every control holds too, else it reads inconclusive")
+
+    @model_validator(mode="after")
+    def _controls_select(self) -> Claim:
+        if any(c.where is None for c in self.control):
+            raise ValueError("a control names its design points: give it a 'where'")
+        return self
 
     @model_validator(mode="after")
     def _rate(self) -> Claim:
@@ -278,8 +288,14 @@ class Claim(Condition):
         tests the claim's cells)."""
         tested = [{k: getattr(c, k) for k in Condition.model_fields
                    if not (k == "where" and c.where is None)} for c in self.also]
-        return [self.model_copy(update={"also": []})] + [
-            self.model_copy(update={**t, "also": []}) for t in tested]
+        return [self.model_copy(update={"also": [], "control": []})] + [
+            self.model_copy(update={**t, "also": [], "control": []}) for t in tested]
+
+    @property
+    def controls(self) -> list[Claim]:
+        """Each ``control`` condition as a claim (tested on its own ``where``)."""
+        return [self.model_copy(update={**{k: getattr(c, k) for k in Condition.model_fields},
+                                        "also": [], "control": []}) for c in self.control]
 
     @property
     def alternatives(self) -> list[dict[str, Any]]:
