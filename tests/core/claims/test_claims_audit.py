@@ -116,11 +116,13 @@ def test_holm_by_hand():
 
 RATE_CLAIMS = """\
   - {id: rate_one, statement: a, metric: nccc.accuracy, expect: "< 0.6", ci: rate,
-     where: {optimizer.lr: 0.05, tags.x: u}}
+     where: {optimizer.lr: 0.05, tags.x: u},
+     control: [{metric: nccc.accuracy, expect: "> 0.4", where: {optimizer.lr: 0.2, tags.x: u}}]}
   - {id: rate_two, statement: b, metric: nccc.accuracy, expect: "> 0.4", ci: rate,
      where: {optimizer.lr: 0.2}}
 """
-"""Rates over 6 trial seeds that can be decided in a family of 2: at best 2 × 0.4^6 < 0.025."""
+"""Rates over 6 trial seeds that can be decided in a family of 2: at best 2 × 0.4^6 < 0.025;
+the absence's control fires wherever lr 0.2 and x = u hold 1."""
 
 
 def test_rates_get_clopper_pearson_over_trial_seeds(tmp_path):

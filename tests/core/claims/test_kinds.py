@@ -100,13 +100,13 @@ def test_the_units_csv_names_each_kind_and_recomputes_holm_without_them(
 
 def test_validate_refuses_a_rate_on_5_trial_seeds_and_says_how_many_it_needs(tmp_path,
                                                                                capsys):
-    rate = '  - {id: r, statement: s, metric: nccc.accuracy, expect: "< 0.5", ci: rate}\n'
+    rate = '  - {id: r, statement: s, metric: nccc.accuracy, expect: "> 0.5", ci: rate}\n'
     _write(tmp_path, rate)
     assert main(["validate", str(tmp_path / "k.yaml")]) == 2
     err = capsys.readouterr().err.strip()
-    # at best 0 of 5: p = 2 · 0.5^5 = 0.0625 ≥ 0.05 / 1; 2 · 0.5^6 = 0.031 < 0.05
+    # at best 5 of 5: p = 2 · 0.5^5 = 0.0625 ≥ 0.05 / 1; 2 · 0.5^6 = 0.031 < 0.05
     assert err == (f"{tmp_path / 'k.yaml'}:14: claims[0]: claim 'r' cannot be decided in "
-                   "profile 'smoke': with 5 trial seeds its smallest p-value is 0.062 (rate 0 "
+                   "profile 'smoke': with 5 trial seeds its smallest p-value is 0.062 (rate 5 "
                    "of 5 against 0.5), not below Holm's threshold 0.05/1 = 0.05; it needs at "
                    "least 6 trial seeds there (docs/claims.md, \"Decidable by design\")")
     _write(tmp_path, rate, seeds="6")
@@ -114,7 +114,7 @@ def test_validate_refuses_a_rate_on_5_trial_seeds_and_says_how_many_it_needs(tmp
 
 
 def test_the_seeds_that_decide_are_the_confirmation_seeds(tmp_path, capsys):
-    rate = '  - {id: r, statement: s, metric: nccc.accuracy, expect: "< 0.5", ci: rate}\n'
+    rate = '  - {id: r, statement: s, metric: nccc.accuracy, expect: "> 0.5", ci: rate}\n'
     _write(tmp_path, rate, seeds="2\nconfirm: {first: 10, count: 6}")
     assert main(["validate", str(tmp_path / "k.yaml")]) == 0  # 6 confirmation seeds decide
     _write(tmp_path, rate, seeds="6\nconfirm: [10, 11]")
