@@ -1,7 +1,8 @@
 """A suite's verdicts beside what the same store says elsewhere: Holm's correction over the
 paper's family (every counted claim of the suites of the same ``paper:`` in the suite's
-folder, in the same profile), and each claim's raw verdict in the suite's other profiles
-that have been run.  Each suite decides on its own seeds (``suite.seeds.decided_cells``)."""
+folder, in the same profile), each claim's raw verdict in the suite's other profiles that
+have been run, and a paper's claims across its scales (``scale_rows``).  Each suite decides
+on its own seeds (``suite.seeds.decided_cells``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from geobench.claims import expand_checked
 from geobench.claims.table import PaperFamily
 from geobench.claims.values import StoredValues
-from geobench.claims.verdicts import Verdict, evaluate, holm_verdicts
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict, evaluate, holm_verdicts
 from geobench.contract.registry import Registry
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, load_suite
@@ -70,3 +71,30 @@ def apply_scales(loaded: LoadedSuite, profile: str, verdicts: list[Verdict], sto
         theirs = stored_verdicts(loaded, other, store, registry)
         for v, w in zip(verdicts, theirs or []):
             v.scales[other] = w.verdict
+
+
+def scale_rows(suites: list[LoadedSuite], store: Store, registry: Registry
+               ) -> tuple[list[str], list[list[str]]]:
+    """The profiles run and one row per counted claim (``kind: claim``) run at two or more
+    of them: its id and suite, its raw verdict in each profile (— where not run), and
+    ``every scale`` when it holds at each scale run or ``changes`` when its verdicts
+    differ; claims that decide nowhere the same way and never hold are left out."""
+    verdicts: dict[str, dict[tuple[str, str], str]] = {}
+    for loaded in suites:
+        for profile in dict.fromkeys(["smoke", *loaded.suite.profiles]):
+            for v in stored_verdicts(loaded, profile, store, registry) or []:
+                if v.claim.kind == "claim" and v.verdict != NOT_IN_PROFILE:
+                    verdicts.setdefault(profile, {})[(v.claim.id, loaded.suite.name)] = \
+                        v.verdict
+    profiles = list(verdicts)
+    rows = []
+    for key in dict.fromkeys(k for found in verdicts.values() for k in found):
+        seen = [verdicts[p].get(key) for p in profiles]
+        run = [w for w in seen if w is not None]
+        if len(run) < 2:
+            continue
+        status = "every scale" if set(run) == {"holds"} else \
+            "changes" if len(set(run)) > 1 else ""
+        if status:
+            rows.append([f"`{key[0]}` ({key[1]})", *(w or "—" for w in seen), status])
+    return profiles, sorted(rows, key=lambda r: (r[-1] != "every scale", r[0]))

@@ -13,7 +13,7 @@ from geobench.claims.verdicts import evaluate
 from geobench.cli import main
 from geobench.contract.plugins import registry
 from geobench.records import CellResult
-from geobench.report.context import apply_paper_holm, apply_scales
+from geobench.report.context import apply_paper_holm, apply_scales, scale_rows
 from geobench.run.store import Store
 from geobench.suite import load_suite
 from tests.core.suite_text import CLAIMS_BASE
@@ -26,7 +26,7 @@ profiles:
 claims:
 CLAIMS
 """
-SHIFT = {"one": {"a1": 0.0}, "two": {"b1": 0.03, "b2": -0.03}}
+SHIFT = {"one": {"a1": 0.0}, "two": {"b1": 0.03, "b2": -0.03}, "three": {"c1": 0.3}}
 """Each claim tests nccc.accuracy + shift > 0.5 on its own suite (one claim a suite, so
 each suite reads its own values)."""
 NOISE = [0.05, -0.02, 0.04, 0.01, 0.03]
@@ -75,7 +75,7 @@ def test_holm_over_the_papers_family_matches_a_hand_computation(tmp_path):
     values = [0.52 + e for e in NOISE]
     p = {c: 2 * min(stats.ttest_1samp(values, 0.5 - s, alternative=side).pvalue
                     for side in ("greater", "less"))
-         for shifts in SHIFT.values() for c, s in shifts.items()}
+         for suite in ("one", "two") for c, s in SHIFT[suite].items()}
     assert verdicts[0].p_value == pytest.approx(p["a1"])
     # b1 0.0044 < 0.05/3, then a1 0.028 is not below 0.05/2: Holm stops; b2 0.39
     assert holm(list(p.values())) == [False, True, False]
@@ -108,4 +108,17 @@ def test_scales_list_only_the_profiles_the_store_holds(tmp_path):
     verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
     apply_scales(loaded, "smoke", verdicts, store, registry())
     assert verdicts[0].scales == {}
+    store.close()
+
+
+def test_a_papers_claims_across_scales_hold_at_every_scale_or_change(tmp_path):
+    for name in ("one", "three"):
+        _write(tmp_path, name)
+    store = _store(tmp_path, ["one", "three"], profiles=("smoke", "wide"))
+    suites = [load_suite(tmp_path / f"{n}.yaml") for n in ("one", "three")]
+    profiles, rows = scale_rows(suites, store, registry())
+    # a1: 0.542 vs 0.5 holds at smoke, 0.422 fails at wide; c1 clears 0.2 at both
+    assert profiles == ["smoke", "wide"]
+    assert rows == [["`c1` (three)", "holds", "holds", "every scale"],
+                    ["`a1` (one)", "holds", "fails", "changes"]]
     store.close()
