@@ -26,19 +26,33 @@ def test_every_shipped_suite_publishes_its_claims_units():
     assert suites and {p.name.removesuffix("_claims.csv") for p in PUBLISHED} == expected
 
 
-def _claims_rows(markdown: str) -> dict[tuple[str, int], list[str]]:
-    """The claims table's rows by (claim, part); a claim with parts also as (claim, 0)."""
-    lines = markdown.split("## Claims\n\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+def _claims_rows(markdown: str) -> dict[tuple[str, int | str], list[str]]:
+    """The claims table's rows by (claim, part); a claim with parts also as (claim, 0), its
+    controls as (claim, "c1"), ..."""
+    section = markdown.split("## Claims\n\n", 1)[1]
+    table = section[section.index("\n|") + 1:] if not section.startswith("|") else section
+    lines = table.split("\n\n", 1)[0].splitlines()[2:]
     rows, claim = {}, None
     for line in lines:
         cells = [c.strip() for c in line.split("|")[1:-1]]
         if cells[0]:
             claim = cells[0].strip("`")
             part = 0 if cells[2].startswith("all ") else 1
+        elif cells[2].startswith("control "):
+            part = "c" + cells[2].split()[1].rstrip(".")
         else:
             part = int(cells[2].split(".", 1)[0])
         rows[(claim, part)] = cells
     return rows
+
+
+def _checks_rows(markdown: str) -> dict[str, str]:
+    """The sanity checks' results by claim id (the table under "Sanity checks:")."""
+    if "\nSanity checks:" not in markdown:
+        return {}
+    block = markdown.split("\nSanity checks:", 1)[1].split("\n\n", 2)[1]
+    return {cells[0].strip("`"): cells[-1] for cells in
+            ([c.strip() for c in line.split("|")[1:-1]] for line in block.splitlines()[2:])}
 
 
 def _effect_text(r: dict, scale: str, threshold: float) -> str:
@@ -57,28 +71,43 @@ def _p_text(p: float | None) -> str:
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
 def test_published_claims_recompute_from_their_units(path, recompute_claims):
-    recomputed = recompute_claims.recompute_file(str(path))
     with path.open(newline="") as fh:
-        first = {(r["claim"], int(r["part"])): r for r in csv.DictReader(fh)}
+        units = list(csv.DictReader(fh))
+    sanity = {u["claim"] for u in units if u["kind"] == "sanity"}  # listed under the table
+    first = {(u["claim"], int(u["part"])): u for u in units if u["part"].isdigit()}
+    recomputed = {k: r for k, r in recompute_claims.recompute_file(str(path)).items()
+                  if k[0] not in sanity}
     suite = path.name.removesuffix("_claims.csv")
-    table = _claims_rows((BOARDS / f"{suite}.md").read_text())
+    markdown = (BOARDS / f"{suite}.md").read_text()
+    table = _claims_rows(markdown)
+    checks = _checks_rows(markdown)
     for key, r in recomputed.items():
         row = table[key]
         unit = first[key]
         threshold = 0.0 if "a" in unit["expect"] else float(unit["expect"].strip()[1:])
-        assert row[6].strip("*†") == r["verdict"], key
+        assert row[6].strip("*†‡§") == r["verdict"], key
         assert int(row[4].split()[0].rstrip(",")) == r["n"], key  # "0, 10 excluded"
         # fewer than 3 trial seeds, or no cell in this profile: no interval to check
         if r["verdict"] not in ("insufficient", "not in this profile"):
             scale = "linear" if unit.get("trend") else unit["scale"]  # a fitted slope
             assert row[3] == _effect_text(r, scale, threshold), key
             assert row[5] == _p_text(r["p_value"]), key
-    assert set(recomputed) == {k for k in table if k[1] > 0}
+    assert set(recomputed) == {k for k in table if isinstance(k[1], int) and k[1] > 0}
+    controls = recompute_claims.recompute_controls(str(path))
+    assert set(controls) == {k for k in table if isinstance(k[1], str)}
+    for key, r in controls.items():
+        assert table[key][6] == ("fired" if r["verdict"] == "holds"
+                                 else f"did not fire ({r['verdict']})"), key
     for claim, r in recompute_claims.recompute_claims(str(path)).items():
+        if claim in sanity:
+            result = {"holds": "pass", "fails": "FAIL"}.get(r["verdict"], r["verdict"])
+            assert checks[claim] == result, claim
+            continue
         row = table[(claim, 0)] if (claim, 0) in table else table[(claim, 1)]
         assert row[5] == _p_text(r["p_value"]), claim
-        assert row[6].strip("*†") == r["verdict"], claim
-        assert row[7] == (r["verdict_holm"] or "— (post hoc)"), claim
+        assert row[6].strip("*†‡§") == r["verdict"], claim
+        outside = "— (contrast)" if "‡" in row[6] else "— (post hoc)"
+        assert row[7] == (r["verdict_holm"] or outside), claim
 
 
 # Pages published before their cells' values were: rerun once one diverged arm no longer ends
