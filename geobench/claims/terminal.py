@@ -86,7 +86,8 @@ def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
         + ["", _plain(summary_line(verdicts))] \
         + ([_plain(family.note(verdicts))] if family else [])
-    checks = checks_table(verdicts, code="")
+    checks = [[_plain(c) for c in row] for row in checks_table(
+        [v for v in verdicts if v.verdict != NOT_IN_PROFILE], code="")]
     text = "\n".join([table, *(textwrap.fill(n, WIDTH) for n in notes)]) + "\n"
     if checks:
         text += "\n" + textwrap.fill(CHECKS_NOTE, WIDTH) + "\n" + tabulate(
