@@ -75,10 +75,10 @@ def apply_scales(loaded: LoadedSuite, profile: str, verdicts: list[Verdict], sto
 
 def scale_rows(suites: list[LoadedSuite], store: Store, registry: Registry
                ) -> tuple[list[str], list[list[str]]]:
-    """The profiles run and one row per counted claim (``kind: claim``) run at two or more
-    of them: its id and suite, its raw verdict in each profile (— where not run), and
-    ``every scale`` when it holds at each scale run or ``changes`` when its verdicts
-    differ; claims that decide nowhere the same way and never hold are left out."""
+    """The profiles run and one row per counted claim (``kind: claim``) tested at two or
+    more of them (``insufficient`` does not count): its id and suite, its raw verdict in
+    each profile (— where not run), and ``every scale`` when it holds at each scale tested
+    or ``changes`` when its verdicts differ; the others are left out."""
     verdicts: dict[str, dict[tuple[str, str], str]] = {}
     for loaded in suites:
         for profile in dict.fromkeys(["smoke", *loaded.suite.profiles]):
@@ -90,7 +90,7 @@ def scale_rows(suites: list[LoadedSuite], store: Store, registry: Registry
     rows = []
     for key in dict.fromkeys(k for found in verdicts.values() for k in found):
         seen = [verdicts[p].get(key) for p in profiles]
-        run = [w for w in seen if w is not None]
+        run = [w for w in seen if w not in (None, "insufficient")]
         if len(run) < 2:
             continue
         status = "every scale" if set(run) == {"holds"} else \
