@@ -30,12 +30,19 @@ def expand_checked(loaded: LoadedSuite, registry: Registry, profile: str = "smok
     with the claims checked on every profile's cells, and their metrics on the cells
     returned when ``overrides`` or ``only`` change them."""
     check_profile(loaded, profile)
-    profiles = validate_suite(loaded, registry, cell_limit)
-    check_claims(loaded, registry, profiles)
+    profiles = checked_profiles(loaded, registry, cell_limit)
     cells = profile_cells(loaded, registry, profiles, profile, overrides, cell_limit, only)
     if overrides or only:
         check_claim_metrics(loaded, registry, cells, profile)
     return cells
+
+
+def checked_profiles(loaded: LoadedSuite, registry: Registry,
+                     cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
+    """Every profile's cells (``validate_suite``), with the claims checked on them."""
+    profiles = validate_suite(loaded, registry, cell_limit)
+    check_claims(loaded, registry, profiles)
+    return profiles
 
 
 def check_claims(loaded: LoadedSuite, registry: Registry,
@@ -129,16 +136,16 @@ def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cel
             loc = ("claims", i) + at
             check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
                               f"profile {profile!r}", f"claim {claim.id!r}")
-            _check_rate(loaded, registry, loc, part, specs)
-            _check_censored(loaded, registry, loc, part, specs)
+            doc = _field_doc(registry, part, specs)
+            _check_rate(loaded, loc, part, doc)
+            _check_censored(loaded, loc, part, doc)
             if at[:1] != ("control",):
-                _check_absence(loaded, registry, loc, claim, part, specs)
+                _check_absence(loaded, loc, claim, part, doc)
 
 
-def _check_absence(loaded: LoadedSuite, registry: Registry, loc: Loc, claim: Claim,
-                   part: Claim, specs: dict[str, str]) -> None:
+def _check_absence(loaded: LoadedSuite, loc: Loc, claim: Claim, part: Claim,
+                   doc: FieldDoc | None) -> None:
     """An absence (a rate of an outcome below c) names a positive control."""
-    doc = _field_doc(registry, part, specs)
     rate = part.interval(doc is not None and doc.binary) == "rate"
     if rate and not part.expects_greater and not claim.control:
         raise loaded.fail(loc + ("expect",), f"claim {claim.id!r} claims an absence (the rate "
@@ -154,11 +161,9 @@ def _field_doc(registry: Registry, part: Any, specs: dict[str, str]) -> FieldDoc
         registry.get("metrics", specs[parsed.metric]).field_doc(parsed.field)
 
 
-def _check_censored(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
-                    specs: dict[str, str]) -> None:
+def _check_censored(loaded: LoadedSuite, loc: Loc, part: Any, doc: FieldDoc | None) -> None:
     """A time-to-event field is read only by a Spearman trend of its last value: the one
     test here that stays valid when runs that never reached the event are censored."""
-    doc = _field_doc(registry, part, specs)
     if doc is None or not doc.censored:
         return
     trend = part.trend
@@ -171,10 +176,8 @@ def _check_censored(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any
                           "\"Censored outcomes\")")
 
 
-def _check_rate(loaded: LoadedSuite, registry: Registry, loc: Loc, part: Any,
-                specs: dict[str, str]) -> None:
+def _check_rate(loaded: LoadedSuite, loc: Loc, part: Any, doc: FieldDoc | None) -> None:
     """A rate is compared with c ± margin strictly between 0 and 1 (else no data decide it)."""
-    doc = _field_doc(registry, part, specs)
     if part.interval(doc is not None and doc.binary) != "rate":
         return
     edge = part.threshold + (part.margin if part.expects_greater else -part.margin)
@@ -216,12 +219,12 @@ def _check_power(loaded: LoadedSuite, registry: Registry, profile: str,
         for j, power in enumerate(powers):
             if power.decidable:
                 continue
-            m = round(0.05 / power.threshold)
             raise loaded.fail(
                 ("claims", ids.index(claim_id)) + (("also", j - 1) if j else ()),
                 f"claim {claim_id!r} cannot be decided in profile {profile!r}: with "
                 f"{power.seeds} trial seeds its smallest p-value is {power.best_p:.2g} "
-                f"({power.how}), not below Holm's threshold 0.05/{m} = {power.threshold:.2g}; "
+                f"({power.how}), not below Holm's threshold 0.05/{power.family} = "
+                f"{power.threshold:.2g}; "
                 f"it needs at least {power.needed} trial seeds there (docs/claims.md, "
                 "\"Decidable by design\")")
 

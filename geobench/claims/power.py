@@ -32,13 +32,19 @@ from geobench.suite.seeds import decided_cells
 @dataclass(frozen=True)
 class Power:
     """The best a part can do with ``seeds`` trial seeds: its smallest two-sided p-value and
-    how it gets there, and the fewest trial seeds that would reach ``threshold``."""
+    how it gets there, the size of its Holm family, and the fewest trial seeds that would
+    reach the family's strictest threshold."""
 
     seeds: int
     best_p: float
     how: str
-    threshold: float
+    family: int
     needed: int
+
+    @property
+    def threshold(self) -> float:
+        """Holm's first threshold in a family of this size: α / m."""
+        return ALPHA / self.family
 
     @property
     def decidable(self) -> bool:
@@ -50,17 +56,19 @@ def rate_edge(part: Claim) -> float:
     return part.threshold + (part.margin if part.expects_greater else -part.margin)
 
 
-def part_power(part: Claim, seeds: int, rate: bool, threshold: float) -> Power:
-    """``Power`` of ``part`` with ``seeds`` trial seeds, tested as a rate or not."""
+def part_power(part: Claim, seeds: int, rate: bool, family: int) -> Power:
+    """``Power`` of ``part`` with ``seeds`` trial seeds in a Holm family of ``family``
+    claims, tested as a rate or not."""
     if not rate:
         best = 0.0 if seeds >= MIN_PAIRS else 1.0
-        return Power(seeds, best, f"{MIN_PAIRS} or more trial seeds on one side", threshold,
+        return Power(seeds, best, f"{MIN_PAIRS} or more trial seeds on one side", family,
                      MIN_PAIRS)
     q = rate_edge(part) if part.expects_greater else 1 - rate_edge(part)
     k = seeds if part.expects_greater else 0
+    threshold = ALPHA / family
     needed = max(MIN_PAIRS, math.floor(math.log(threshold / 2) / math.log(q)) + 1)
     return Power(seeds, min(1.0, 2 * q ** seeds), f"rate {k} of {seeds} against "
-                 f"{rate_edge(part):g}", threshold, needed)
+                 f"{rate_edge(part):g}", family, needed)
 
 
 def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
@@ -70,7 +78,6 @@ def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
     family = [c for c in loaded.suite.claims if c.kind == "claim" and c.posthoc is None
               and all(form_of(p).decidable(loaded.suite, p, selected_cells(p, decided))
                       for p in c.parts)]
-    threshold = ALPHA / max(1, len(family))
     out = {}
     for claim in family:
         powers = []
@@ -79,6 +86,6 @@ def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
             doc = declared(registry, chosen, part.metric)
             rate = part.interval(doc is not None and doc.binary) == "rate"
             seeds = len({c.trial_seed for c in chosen})
-            powers.append(part_power(part, seeds, rate, threshold))
+            powers.append(part_power(part, seeds, rate, len(family)))
         out[claim.id] = powers
     return out

@@ -53,10 +53,9 @@ def seen_before(claim: Claim, cells: list[Cell], values: StoredValues) -> str | 
     digest = claim_digest(claim)
     records = [values.claims(cell) for part in claim.parts + claim.controls
                for cell, _ in selected_cells(part, cells).values() if values.stored(cell)]
-    for reason, found in ((CHANGED, lambda r: r is not None and r.get(claim.id, digest)
-                           != digest),
-                          (AFTER, lambda r: r is not None and claim.id not in r),
-                          (UNRECORDED, lambda r: r is None)):
-        if any(found(r) for r in records):
-            return reason
-    return None
+    recorded = [r for r in records if r is not None]
+    if any(r.get(claim.id, digest) != digest for r in recorded):
+        return CHANGED
+    if any(claim.id not in r for r in recorded):
+        return AFTER
+    return UNRECORDED if len(recorded) < len(records) else None

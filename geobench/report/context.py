@@ -8,23 +8,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from geobench.claims import expand_checked
+from geobench.claims.checks import checked_profiles
 from geobench.claims.table import PaperFamily
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict, evaluate, holm_verdicts
 from geobench.contract.registry import Registry
+from geobench.records import Cell
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, load_suite
 from geobench.suite.seeds import decided_cells
 
 
-def stored_verdicts(loaded: LoadedSuite, profile: str, store: Store,
-                    registry: Registry) -> list[Verdict] | None:
-    """The suite's verdicts in ``profile`` on its deciding seeds; None when the suite has no
-    such profile or the store holds none of its cells there."""
-    if profile != "smoke" and profile not in loaded.suite.profiles:
+def stored_verdicts(loaded: LoadedSuite, profile: str, profiles: dict[str, list[Cell]],
+                    store: Store, registry: Registry) -> list[Verdict] | None:
+    """The suite's verdicts in ``profile`` (its cells among ``profiles``, as
+    ``checked_profiles`` gives them) on its deciding seeds; None when the suite has no such
+    profile or the store holds none of its cells there."""
+    if profile not in profiles:
         return None
-    cells = decided_cells(loaded, profile, expand_checked(loaded, registry, profile))
+    cells = decided_cells(loaded, profile, profiles[profile])
     values = StoredValues(store, cells)
     return evaluate(loaded, cells, values, registry) if values.rows else None
 
@@ -48,9 +50,10 @@ def apply_paper_holm(loaded: LoadedSuite, profile: str, verdicts: list[Verdict],
     family = PaperFamily(loaded.suite.paper, [loaded.suite.name])
     everyone = list(verdicts)
     for sibling in paper_siblings(loaded):
-        theirs = stored_verdicts(sibling, profile, store, registry)
+        profiles = checked_profiles(sibling, registry)
+        theirs = stored_verdicts(sibling, profile, profiles, store, registry)
         if theirs is None:
-            if profile == "smoke" or profile in sibling.suite.profiles:
+            if profile in profiles:
                 family.not_run.append(sibling.suite.name)
             continue
         family.suites.append(sibling.suite.name)
@@ -65,10 +68,11 @@ def apply_scales(loaded: LoadedSuite, profile: str, verdicts: list[Verdict], sto
                  registry: Registry) -> None:
     """Set ``scales`` of ``verdicts``: each claim's raw verdict in every other profile of
     the suite that the store holds cells of."""
-    for other in dict.fromkeys(["smoke", *loaded.suite.profiles]):
+    profiles = checked_profiles(loaded, registry)
+    for other in profiles:
         if other == profile:
             continue
-        theirs = stored_verdicts(loaded, other, store, registry)
+        theirs = stored_verdicts(loaded, other, profiles, store, registry)
         for v, w in zip(verdicts, theirs or []):
             v.scales[other] = w.verdict
 
@@ -81,8 +85,9 @@ def scale_rows(suites: list[LoadedSuite], store: Store, registry: Registry
     or ``changes`` when its verdicts differ; the others are left out."""
     verdicts: dict[str, dict[tuple[str, str], str]] = {}
     for loaded in suites:
-        for profile in dict.fromkeys(["smoke", *loaded.suite.profiles]):
-            for v in stored_verdicts(loaded, profile, store, registry) or []:
+        profiles = checked_profiles(loaded, registry)
+        for profile in profiles:
+            for v in stored_verdicts(loaded, profile, profiles, store, registry) or []:
                 if v.claim.kind == "claim" and v.verdict != NOT_IN_PROFILE:
                     verdicts.setdefault(profile, {})[(v.claim.id, loaded.suite.name)] = \
                         v.verdict
