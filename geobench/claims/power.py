@@ -6,10 +6,11 @@ k = n successes for ``> c`` or k = 0 for ``< c``: two-sided p = 2 e^n or 2 (1 �
 e = c ± margin the rate it must clear.  A part tested by Student-t or the bootstrap can reach
 any p > 0 with n ≥ 3 trial seeds (identical values on one side), and none with fewer.  A
 conjunction's p_holds is its largest part's, so every part must reach it.  The family of a
-profile is every claim of ``kind: claim`` not declared post hoc that the profile can test
-(m claims); Holm rejects first at α / m, so a claim whose best p is not below α / m can
-never be decided there.  The seeds counted are those that decide the profile's verdicts:
-its confirmation seeds where it declares them, else its exploration seeds.
+profile is every claim of ``kind: claim`` that the profile can test, less those declared
+post hoc where it decides on exploration seeds (m claims); Holm rejects first at α / m, so a
+claim whose best p is not below α / m can never be decided there.  The seeds counted are
+those that decide the profile's verdicts: its confirmation seeds where it declares them,
+else its exploration seeds.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from geobench.contract.registry import Registry
 from geobench.records import Cell
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
-from geobench.suite.seeds import decided_cells
+from geobench.suite.seeds import confirming, decided_cells
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,9 @@ def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
                    cells: list[Cell]) -> dict[str, list[Power]]:
     """Claim id -> the ``Power`` of each part, for every claim of ``profile``'s family."""
     decided = decided_cells(loaded, profile, cells)
-    family = [c for c in loaded.suite.claims if c.kind == "claim" and c.posthoc is None
+    blind = confirming(loaded, profile)
+    family = [c for c in loaded.suite.claims if c.kind == "claim"
+              and (c.posthoc is None or blind)
               and all(form_of(p).decidable(loaded.suite, p, selected_cells(p, decided))
                       for p in c.parts)]
     out = {}

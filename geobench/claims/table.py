@@ -221,8 +221,8 @@ def scales_text(v: Verdict) -> str:
 def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
     """One note per claim the suite declares post hoc, with its reason, then one per
     automatic reason (``claims.registration``) listing its claims; ids quoted by ``code``."""
-    notes = [f"† post hoc, {code}{v.claim.id}{code}: {v.claim.posthoc}" for v in verdicts
-             if v.claim.posthoc]
+    notes = [f"† post hoc, {code}{v.claim.id}{code}: {v.declared}" for v in verdicts
+             if v.declared]
     found: dict[str, list[str]] = {}
     for v in verdicts:
         if v.seen:

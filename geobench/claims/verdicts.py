@@ -92,6 +92,7 @@ class Verdict:
     rate: tuple[float, int] | None = None  # (k, n) of a rate claim
     parts: list[Verdict] = field(default_factory=list)
     verdict_holm: str | None = None
+    declared: str | None = None  # the suite's ``posthoc`` reason, where it applies
     seen: str | None = None  # why its data predate its definition (claims.registration)
     controls: list[Verdict] = field(default_factory=list)  # its positive controls
     verdict_paper: str | None = None  # Holm's over the paper's family (report.context)
@@ -111,7 +112,7 @@ class Verdict:
     def posthoc(self) -> str | None:
         """Why the claim is post hoc: the reason the suite declares, else the automatic one
         (``seen``); None when it is pre-registered."""
-        return self.claim.posthoc or self.seen
+        return self.declared or self.seen
 
     @property
     def p_value(self) -> float | None:
@@ -126,7 +127,7 @@ class Verdict:
                "expect": c.expect, **_trend_json(c), "scale": c.scale,
                "margin": c.margin, "ci": self.ci,
                "kind": c.kind, "posthoc": self.posthoc,
-               "posthoc_declared": c.posthoc is not None,
+               "posthoc_declared": self.declared is not None,
                "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
                "excluded": self.excluded, "missing": self.missing, "p_holds": self.p_holds,
@@ -150,14 +151,17 @@ def _trend_json(claim: Claim) -> dict[str, Any]:
 
 
 def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
-             registry: Registry) -> list[Verdict]:
+             registry: Registry, confirming: bool = False) -> list[Verdict]:
     """The verdict of every claim of the suite on ``cells``, with Holm's over the family of
     pre-registered claims (``claims.registration`` marks the others post hoc); ``registry``
-    tells which metric fields are 0/1 outcomes (``ci`` rate by default)."""
+    tells which metric fields are 0/1 outcomes (``ci`` rate by default).  A claim's declared
+    ``posthoc`` speaks of the seeds that shaped it; on a profile's confirmation seeds
+    (``confirming``) it does not apply, and the store's record alone decides."""
     verdicts = [evaluate_claim(c, loaded, cells, values, registry)
                 for c in loaded.suite.claims]
     for v in verdicts:
-        v.seen = None if v.claim.posthoc else seen_before(v.claim, cells, values)
+        v.declared = None if confirming else v.claim.posthoc
+        v.seen = None if v.declared else seen_before(v.claim, cells, values)
     apply_holm(verdicts)
     return verdicts
 

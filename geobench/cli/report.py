@@ -105,7 +105,7 @@ def claims(args: argparse.Namespace) -> int:
     from geobench.contract.plugins import registry
     from geobench.report.context import apply_paper_holm, apply_scales
     from geobench.run.store import Store
-    from geobench.suite.seeds import decided_cells
+    from geobench.suite.seeds import confirming, decided_cells
 
     refused = _refused(args)
     if refused:
@@ -115,13 +115,13 @@ def claims(args: argparse.Namespace) -> int:
     if not loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
-    profiles = [decided_cells(loaded, args.profile, cells, args.seeds)] + (
-        [decided_cells(loaded, args.beside, options.expand_args(args, loaded, args.beside),
-                       args.seeds)] if args.beside else [])
+    profiles = [(args.profile, decided_cells(loaded, args.profile, cells, args.seeds))] + (
+        [(args.beside, decided_cells(loaded, args.beside, options.expand_args(
+            args, loaded, args.beside), args.seeds))] if args.beside else [])
     store = Store(args.store, read_only=True)
     try:
-        verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry())
-                             for c in profiles]
+        verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry(),
+                                      confirming(loaded, p, args.seeds)) for p, c in profiles]
         family = None
         if args.seeds is None and not args.beside:  # the verdicts a page publishes
             family = apply_paper_holm(loaded, args.profile, verdicts, store, registry())

@@ -16,7 +16,7 @@ from geobench.contract.registry import Registry
 from geobench.records import Cell
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, load_suite
-from geobench.suite.seeds import decided_cells
+from geobench.suite.seeds import decided_cells, has_confirmation
 
 
 def stored_verdicts(loaded: LoadedSuite, profile: str, profiles: dict[str, list[Cell]],
@@ -28,7 +28,8 @@ def stored_verdicts(loaded: LoadedSuite, profile: str, profiles: dict[str, list[
         return None
     cells = decided_cells(loaded, profile, profiles[profile])
     values = StoredValues(store, cells)
-    return evaluate(loaded, cells, values, registry) if values.rows else None
+    return evaluate(loaded, cells, values, registry, has_confirmation(loaded, profile)) \
+        if values.rows else None
 
 
 def paper_siblings(loaded: LoadedSuite) -> list[LoadedSuite]:

@@ -73,7 +73,8 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     profile = cells[0].profile if cells else "smoke"
     if loaded.suite.claims:
         confirmed = has_confirmation(loaded, profile)
-        verdicts = evaluate(loaded, decided_cells(loaded, profile, cells), values, registry)
+        verdicts = evaluate(loaded, decided_cells(loaded, profile, cells), values, registry,
+                            confirmed)
         family = apply_paper_holm(loaded, profile, verdicts, store, registry)
         apply_scales(loaded, profile, verdicts, store, registry)
         md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files,

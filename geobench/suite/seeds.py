@@ -83,10 +83,22 @@ def seed_cells(loaded: LoadedSuite, profile: str, cells: list[Cell],
     return [c for c in cells if c.trial_seed in chosen]
 
 
+def deciding_set(loaded: LoadedSuite, profile: str, which: SeedSet | None = None) -> SeedSet:
+    """``which`` set, by default the one that decides ``profile``'s verdicts: its
+    confirmation seeds where it declares them, else its exploration seeds."""
+    if which is None:
+        return "confirm" if has_confirmation(loaded, profile) else "explore"
+    return which
+
+
+def confirming(loaded: LoadedSuite, profile: str, which: SeedSet | None = None) -> bool:
+    """Whether ``which`` set (by default the deciding one) is ``profile``'s confirmation
+    seeds: seeds that did not shape its claims."""
+    return deciding_set(loaded, profile, which) == "confirm"
+
+
 def decided_cells(loaded: LoadedSuite, profile: str, cells: list[Cell],
                   which: SeedSet | None = None) -> list[Cell]:
-    """The cells whose verdicts a reader gets: ``which`` set, by default the confirmation
-    seeds where ``profile`` declares them, else its exploration seeds."""
-    if which is None:
-        which = "confirm" if has_confirmation(loaded, profile) else "explore"
-    return seed_cells(loaded, profile, cells, which)
+    """The cells of ``which`` set, by default those whose verdicts a reader gets
+    (``deciding_set``)."""
+    return seed_cells(loaded, profile, cells, deciding_set(loaded, profile, which))

@@ -196,7 +196,7 @@ def _verdict(cid: str, p: float | None, verdict: str, posthoc: str | None = None
     claim = Claim(id=cid, statement="s", metric="m.f", expect="> 0", posthoc=posthoc)
     half = None if p is None else p / 2
     return Verdict(claim, 1.0, 0.5, 1.5, 5, 5, 0, 0, verdict, p_holds=half,
-                   p_fails=None if p is None else 1.0)
+                   p_fails=None if p is None else 1.0, declared=posthoc)
 
 
 def test_holm_runs_over_the_pre_registered_claims_only():

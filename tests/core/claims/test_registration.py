@@ -71,6 +71,17 @@ def test_a_claim_edited_or_added_after_its_data_turns_post_hoc(tmp_path, capsys)
     assert again["above"]["posthoc"] == CHANGED  # edited after its confirmation run
 
 
+def test_a_declared_post_hoc_reason_speaks_of_the_exploration_seeds_only(tmp_path, capsys):
+    shaped = SUITE.replace('"> 0.1"}', '"> 0.1", posthoc: "bar set after exploring"}')
+    _run(capsys, tmp_path, shaped)  # both sets, every cell under the claim as declared
+    explore = _claims(capsys, tmp_path, shaped, "--seeds", "explore")["above"]
+    assert (explore["posthoc"], explore["posthoc_declared"]) == ("bar set after exploring", True)
+    assert explore["verdict_holm"] is None
+    confirm = _claims(capsys, tmp_path, shaped)["above"]  # seeds the reason never saw
+    assert (confirm["posthoc"], confirm["posthoc_declared"]) == (None, False)
+    assert confirm["verdict_holm"] == confirm["verdict"] == "holds"
+
+
 def test_cells_stored_without_a_record_make_every_claim_post_hoc(tmp_path, capsys):
     (tmp_path / "r.yaml").write_text(SUITE)
     loaded = load_suite(tmp_path / "r.yaml")
