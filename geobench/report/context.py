@@ -16,7 +16,7 @@ from geobench.contract.registry import Registry
 from geobench.records import Cell
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, load_suite
-from geobench.suite.seeds import decided_cells, has_confirmation
+from geobench.suite.seeds import decided_cells, has_confirmation, seed_cells
 
 
 def stored_verdicts(loaded: LoadedSuite, profile: str, profiles: dict[str, list[Cell]],
@@ -104,3 +104,40 @@ def scale_rows(suites: list[LoadedSuite], store: Store, registry: Registry
         if status:
             rows.append([f"`{key[0]}` ({key[1]})", *(w or "—" for w in seen), status])
     return profiles, sorted(rows, key=lambda r: (r[-1] != "every scale", r[0]))
+
+
+def _status(v: Verdict) -> str:
+    """What a verdict is evidence of: its kind, else pre-registered or post hoc (why)."""
+    if v.claim.kind != "claim":
+        return v.claim.kind
+    return "pre-registered" if v.posthoc is None else f"post hoc: {v.posthoc}"
+
+
+def confirmation_rows(suites: list[LoadedSuite], store: Store, registry: Registry
+                      ) -> list[list[str]]:
+    """One row per claim of every suite and profile with stored confirmation cells, tested
+    on either seed set: its id, suite and profile, its status on the confirmation seeds,
+    its exploration verdicts (raw / Holm over the suite), its confirmation verdicts (raw /
+    Holm over the suite / Holm over the paper), and ``changed`` where the raw verdicts
+    differ."""
+    rows = []
+    for loaded in suites:
+        profiles = checked_profiles(loaded, registry)
+        for profile, cells in profiles.items():
+            if not has_confirmation(loaded, profile):
+                continue
+            confirm = stored_verdicts(loaded, profile, profiles, store, registry)
+            if confirm is None:
+                continue
+            apply_paper_holm(loaded, profile, confirm, store, registry)
+            explored = seed_cells(loaded, profile, cells, "explore")
+            explore = evaluate(loaded, explored, StoredValues(store, explored), registry)
+            for e, c in zip(explore, confirm):
+                if NOT_IN_PROFILE == e.verdict == c.verdict:
+                    continue
+                rows.append([f"`{c.claim.id}` ({loaded.suite.name} · {profile})", _status(c),
+                             f"{e.verdict} / {e.verdict_holm or '—'}",
+                             f"{c.verdict} / {c.verdict_holm or '—'} / "
+                             f"{c.verdict_paper or '—'}",
+                             "changed" if e.verdict != c.verdict else ""])
+    return rows
