@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
         profiles, rows = scale_rows([load_suite(p) for p in args.suites], store, registry())
     finally:
         store.close()
+    if not rows:
+        print(f"No claim tested at two or more profiles ({', '.join(profiles)}) holds at "
+              "every one or changes between them.")
+        return 0
     print(markdown_table(rows, ["claim (suite)", *profiles, "verdicts"]))
     return 0
 
