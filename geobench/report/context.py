@@ -118,8 +118,8 @@ def confirmation_rows(suites: list[LoadedSuite], store: Store, registry: Registr
     """One row per claim of every suite and profile with stored confirmation cells, tested
     on either seed set: its id, suite and profile, its status on the confirmation seeds,
     its exploration verdicts (raw / Holm over the suite), its confirmation verdicts (raw /
-    Holm over the suite / Holm over the paper), and ``changed`` where the raw verdicts
-    differ."""
+    Holm over the suite / Holm over the paper), and ``changed`` where the raw verdicts of a
+    claim tested on both differ."""
     rows = []
     for loaded in suites:
         profiles = checked_profiles(loaded, registry)
@@ -139,5 +139,6 @@ def confirmation_rows(suites: list[LoadedSuite], store: Store, registry: Registr
                              f"{e.verdict} / {e.verdict_holm or '—'}",
                              f"{c.verdict} / {c.verdict_holm or '—'} / "
                              f"{c.verdict_paper or '—'}",
-                             "changed" if e.verdict != c.verdict else ""])
+                             "changed" if e.verdict != c.verdict
+                             and NOT_IN_PROFILE not in (e.verdict, c.verdict) else ""])
     return rows
