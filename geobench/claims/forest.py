@@ -1,5 +1,5 @@
-"""A forest plot of a suite's claims: every claim and part as its effect and 95% interval
-against the threshold it must clear, coloured by verdict, post hoc claims marked."""
+"""A forest plot of a suite's claims: one row per decided part (and positive control),
+grouped by claim, on one shared axis, coloured by verdict, post hoc claims hollow."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from geobench.publish.output import figure_bytes
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#bf8700",
            "insufficient": "#8c959f", NOT_IN_PROFILE: "#d0d7de"}
+EDGE = 1000.0  # the shared axis ends here; farther intervals (zero width) end in an arrow
+ROW_INCHES = 0.18
 
 
 def forest_points(v: Verdict) -> tuple[float | None, float | None, float | None, float, str]:
@@ -27,11 +29,74 @@ def forest_points(v: Verdict) -> tuple[float | None, float | None, float | None,
     return (*points, edge, "linear")
 
 
+EFFECT_FORMATS = {"rate": ("rate ", "", ".2g"), "log": ("", "×", ".3g"),
+                  "linear": ("", "", "+.3g")}
+"""Per axis of ``forest_points``: the text before the numbers, before each number, and the
+number format."""
+
+
+def format_effect(v: Verdict) -> str:
+    """``effect [low, high]`` on the axis a reader compares (``forest_points``): a log-scale
+    effect as a ratio ``×r [×lo, ×hi]``, a rate as the rate itself ``rate r [lo, hi]`` (the
+    threshold is in the tested cell)."""
+    if v.effect is None:
+        return "—"
+    effect, low, high, _, axis = forest_points(v)
+    prefix, mark, fmt = EFFECT_FORMATS[axis]
+
+    def num(x: float | None) -> str:
+        return "—" if x is None else mark + format(x, fmt)
+
+    return f"{prefix}{num(effect)} [{num(low)}, {num(high)}]"
+
+
+def standardised(v: Verdict) -> tuple[float, float, float] | None:
+    """(effect, low, high) as distances from the edge the verdict compares with, in
+    half-widths of the 95% interval, positive in the direction the claim expects: with
+    s = +1 for ``>`` and -1 for ``<``, margin m and half-width w = (high - low) / 2,
+    x = (s·x_d - m) / w for each of effect, low, high on the tested scale (d, log ratio, or
+    rate minus c).  The part holds when the low end is above 0 and fails when the high end
+    is below 0, so one axis serves parts that measure different things.  A zero-width
+    interval off the edge goes to ±``EDGE``; None without an interval."""
+    if v.effect is None or v.ci_low is None or v.ci_high is None:
+        return None
+    sign = 1.0 if v.claim.expects_greater else -1.0
+    low, high = sorted((sign * v.ci_low - v.claim.margin, sign * v.ci_high - v.claim.margin))
+    centre = sign * v.effect - v.claim.margin
+    width = (high - low) / 2
+    if width <= 0:
+        x = 0.0 if centre == 0 else math.copysign(EDGE, centre)
+        return x, x, x
+    return tuple(max(-EDGE, min(EDGE, x / width)) for x in (centre, low, high))
+
+
+def forest_rows(verdicts: list[Verdict]) -> tuple[list[tuple[Verdict, Verdict, str]], list[str]]:
+    """The rows to draw, (claim, part, label) for each part and control in the profile, and
+    the ids of claims (or claim · part) not in the profile."""
+    rows, absent = [], []
+    for v in verdicts:
+        if v.claim.kind == "sanity":
+            continue
+        parts = [(p, f"part {i}") for i, p in enumerate(v.parts, 1)] or [(v, "")]
+        parts += [(p, f"control {k}") for k, p in enumerate(v.controls, 1)]
+        kept = [(p, name) for p, name in parts if p.verdict != NOT_IN_PROFILE]
+        if not kept:
+            absent.append(v.claim.id)
+            continue
+        absent += [f"{v.claim.id} · {name}" for p, name in parts if p.verdict == NOT_IN_PROFILE]
+        mark = ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
+            + ("§" if v.unfired else "")
+        for j, (p, name) in enumerate(kept):
+            head = v.claim.id + mark if j == 0 else ""
+            rows.append((v, p, f"{head} · {name}" if head and name else head or f"· {name}"))
+    return rows, absent
+
+
 def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
-    """The forest plot of ``verdicts`` as PNG bytes (one panel per part, each on its own
-    axis, since the parts measure different things); None when there is nothing to plot."""
-    rows = [(v, p, i) for v in verdicts if v.claim.kind != "sanity"
-            for i, p in enumerate(v.parts or [v], 1)]
+    """The forest plot of ``verdicts`` as PNG bytes (``standardised`` positions on a symlog
+    axis, each row's effect [95% CI] and verdict in its own words at the right, claims
+    shaded in turn); None when there is nothing to plot."""
+    rows, absent = forest_rows(verdicts)
     if not rows:
         return None
     import matplotlib
@@ -39,31 +104,44 @@ def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(rows), 1, figsize=(8, 0.55 * len(rows) + 0.9), squeeze=False)
-    for ax, (claim, part, i) in zip(axes[:, 0], rows):
-        effect, low, high, threshold, axis = forest_points(part)
+    foot = 0.2 * (1 + len(", ".join(absent)) // 160) if absent else 0.0
+    height = ROW_INCHES * len(rows) + 0.95 + foot
+    fig, ax = plt.subplots(figsize=(10, height))
+    shade, previous = False, None
+    for y, (claim, part, _) in enumerate(rows):
+        if claim is not previous:
+            shade, previous = not shade, claim
+        if shade:
+            ax.axhspan(y - 0.5, y + 0.5, color="#f6f8fa", zorder=0)
         colour = COLOURS[part.verdict]
-        if axis == "log":
-            ax.set_xscale("log")
-        ax.axvline(threshold, color="#57606a", ls="--", lw=1)
-        if effect is not None:
-            lo, hi = (effect if x is None else x for x in (low, high))
+        points = standardised(part)
+        if points is not None:
+            x, lo, hi = points
             hollow = claim.posthoc is not None
-            ax.errorbar([effect], [0], xerr=[[effect - lo], [hi - effect]], fmt="o",
-                        color=colour, mfc="white" if hollow else colour, capsize=3)
-        label = claim.claim.id + ("†" if claim.posthoc else "") \
-            + ("‡" if claim.claim.kind == "contrast" else "") \
-            + (f" · {i}" if claim.parts else "")
-        ax.set_yticks([0], [label], fontsize=7)
-        ax.tick_params(axis="x", which="both", labelsize=6)
-        ax.xaxis.get_offset_text().set_fontsize(6)
-        if axis == "rate":
-            ax.set_xlim(-0.03, 1.03)
-        ax.text(1.01, 0.5, part.verdict + (f" ({axis})" if axis != "linear" else ""),
-                transform=ax.transAxes, fontsize=7, color=colour, va="center")
-    axes[0, 0].set_title(f"{title}: effect and 95% CI against the threshold (dashed); "
-                         "† post hoc (hollow)", fontsize=8)
-    fig.tight_layout()
+            ax.errorbar([x], [y], xerr=[[x - lo], [hi - x]], fmt="o", ms=4, color=colour,
+                        mfc="white" if hollow else colour, capsize=2, lw=1.2)
+            if abs(x) == EDGE:
+                ax.annotate("", (x, y), (x - math.copysign(EDGE * 0.6, x), y),
+                            arrowprops={"arrowstyle": "->", "color": colour})
+        note = format_effect(part) + "  " + part.verdict
+        ax.text(1.01, y, note, transform=ax.get_yaxis_transform(), fontsize=6.5,
+                color=colour, va="center")
+    ax.axvline(0, color="#57606a", ls="--", lw=1)
+    ax.set_xscale("symlog", linthresh=2)
+    ax.set_xlim(-EDGE * 1.5, EDGE * 1.5)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_yticks(range(len(rows)), [label for _, _, label in rows], fontsize=6.5)
+    ax.tick_params(axis="x", labelsize=6.5)
+    ax.set_xlabel("distance from the threshold in half-widths of the 95% interval "
+                  "(right: the direction the claim expects; holds when the whole interval "
+                  "is right of 0)", fontsize=7)
+    ax.set_title(f"{title}: effect and 95% interval against the threshold (dashed); "
+                 "† post hoc (hollow), ‡ contrast, § a control did not fire", fontsize=8)
+    if absent:
+        fig.text(0.01, 0.005, "not in this profile: " + ", ".join(absent), fontsize=6,
+                 color="#57606a", va="bottom", wrap=True)
+    fig.subplots_adjust(left=0.3, right=0.72, top=1 - 0.35 / height,
+                        bottom=(0.6 + foot) / height)
     png = figure_bytes(fig, dpi=110)
     plt.close(fig)
     return png

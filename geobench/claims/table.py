@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geobench.claims.forest import forest_png, forest_points
+from geobench.claims.forest import forest_png, format_effect
 from geobench.claims.forms import form_of
 from geobench.claims.forms.trend import trend_text
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
@@ -48,27 +48,6 @@ NO_CELL = "absent: no cell of this profile selected"
 UNIT_COLUMNS = ["claim", "kind", "posthoc", "part", "metric", "stat", "expect", "scale",
                 "margin", "ci", "trend", "trial_seed", "cell", "config", "cell_b", "config_b",
                 "arm", "a", "b", "d", "excluded"]
-
-
-EFFECT_FORMATS = {"rate": ("rate ", "", ".2g"), "log": ("", "×", ".3g"),
-                  "linear": ("", "", "+.3g")}
-"""Per axis of ``forest_points``: the text before the numbers, before each number, and the
-number format."""
-
-
-def format_effect(v: Verdict) -> str:
-    """``effect [low, high]`` on the axis a reader compares (``forest_points``): a log-scale
-    effect as a ratio ``×r [×lo, ×hi]``, a rate as the rate itself ``rate r [lo, hi]`` (the
-    threshold is in the tested cell)."""
-    if v.effect is None:
-        return "—"
-    effect, low, high, _, axis = forest_points(v)
-    prefix, mark, fmt = EFFECT_FORMATS[axis]
-
-    def num(x: float | None) -> str:
-        return "—" if x is None else mark + format(x, fmt)
-
-    return f"{prefix}{num(effect)} [{num(low)}, {num(high)}]"
 
 
 def format_p(p: float | None) -> str:

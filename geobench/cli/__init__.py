@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from geobench.cli import inspect, new_plugin, report, run
+from geobench.cli import inspect, new_plugin, report, run, site
 from geobench.cli.command import Command
 from geobench.cli.plugin_commands import plugin_commands, run_plugin_command
 from geobench.contract.errors import RegistryError
@@ -17,9 +17,10 @@ from geobench.run.store import StoreError
 from geobench.suite.yamlio import SuiteError
 
 ORDER = ("run", "list", "show", "preflight", "validate", "results", "leaderboard", "claims",
-         "collect", "plugins", "new-plugin")
+         "site", "collect", "plugins", "new-plugin")
 """geobench's own commands, in the order ``--help`` lists them."""
-CORE = {c.name: c for module in (run, inspect, report, new_plugin) for c in module.COMMANDS}
+CORE = {c.name: c for module in (run, inspect, report, site, new_plugin)
+        for c in module.COMMANDS}
 COMMANDS = {name: CORE[name] for name in ORDER}
 
 

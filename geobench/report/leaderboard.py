@@ -14,17 +14,26 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 import math
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from geobench.claims.registration import claims_digest
-from geobench.claims.table import CONFIRMATION, EXPLORATION, UNCONFIRMED, claims_section
+from geobench.claims.table import (
+    CONFIRMATION,
+    EXPLORATION,
+    UNCONFIRMED,
+    PaperFamily,
+    Section,
+    claims_section,
+)
 from geobench.claims.values import StoredValues, declared
-from geobench.claims.verdicts import evaluate
+from geobench.claims.verdicts import Verdict, evaluate
 from geobench.contract.api import FieldDoc
 from geobench.contract.registry import Registry
 from geobench.publish.markdown import md_cell
@@ -32,6 +41,7 @@ from geobench.publish.output import Content, check_writable, figure_bytes, write
 from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
 from geobench.report import tables
 from geobench.report.context import apply_paper_holm, apply_scales
+from geobench.report.record import RECORD_SUFFIX, page_record, provenance, section_record
 from geobench.report.results import values_csv_gz
 from geobench.report.tables import MISSING, Groups, aggregate
 from geobench.run.store import Store
@@ -58,8 +68,9 @@ def _row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
 
 def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
            registry: Registry) -> str:
-    """Write ``out`` (markdown), its CSV, its claims' files and its plots, all or none
-    (``write_files``); return the markdown."""
+    """Write ``out`` (markdown), its CSV, its claims' files, its plots and its record
+    (``<stem>.json``, ``report.record``), all or none (``write_files``); return the
+    markdown."""
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
     rows = _row_keys(loaded, cells)
@@ -71,19 +82,24 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     files: dict[Path, Content] = {}
     md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
     profile = cells[0].profile if cells else "smoke"
+    sections = []
     if loaded.suite.claims:
         confirmed = has_confirmation(loaded, profile)
         verdicts = evaluate(loaded, decided_cells(loaded, profile, cells), values, registry,
                             confirmed)
         family = apply_paper_holm(loaded, profile, verdicts, store, registry)
         apply_scales(loaded, profile, verdicts, store, registry)
-        md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files,
-                             CONFIRMATION if confirmed else UNCONFIRMED, family)
+        section = CONFIRMATION if confirmed else UNCONFIRMED
+        md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files, section,
+                             family)
+        sections.append(_section(verdicts, section, out, files,
+                                 "confirm" if confirmed else "explore", family))
         if confirmed:
             explore = evaluate(loaded, seed_cells(loaded, profile, cells, "explore"), values,
                                registry)
             md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
                                  EXPLORATION)
+            sections.append(_section(explore, EXPLORATION, out, files, "explore", None))
     stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
     files[stored] = values_csv_gz(store.path, cells)
     md += _header(loaded, cells, values, out, stored.name)
@@ -92,12 +108,23 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
                       else _titled(values, cells, rows, spec, doc))
     md += results
     files[out.with_suffix(".csv")] = _csv_text(values, parts)
+    figures = []
     for key, name, png in _plots(loaded, cells, store, out):
         files[out.with_name(name)] = png
+        figures.append((key, name))
         md += f"\n![{key}]({name})\n"
     files[out] = md
+    record = page_record(loaded, profile, cells, values, out, sections, figures, stored.name)
+    files[out.with_suffix(RECORD_SUFFIX)] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     return md
+
+
+def _section(verdicts: list[Verdict], section: Section, out: Path,
+             files: dict[Path, Content], seeds: str, family: PaperFamily | None
+             ) -> dict[str, Any]:
+    forest = out.with_name(f"{out.stem}{section.suffix}.png") in files
+    return section_record(verdicts, section, out, seeds, family, forest)
 
 
 def _main(values: StoredValues, cells: list[Cell], rows: list[str], spec: LeaderboardSpec,
@@ -191,13 +218,10 @@ def _csv_text(values: StoredValues, parts: list[CsvPart]) -> str:
 def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Path,
             stored: str) -> str:
     suite = loaded.suite
-    provs = [r["provenance"] for r in values.rows.values()]
-    shas = sorted({(p.get("git_sha") or "unknown")[:10] + ("-dirty" if p.get("git_dirty") else "")
-                   for p in provs})
-    threads = sorted({str(p["threads"]) for p in provs if p.get("threads")})  # 0: unknown
-    statuses = Counter(values.status(c) for c in cells)
-    counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-    seeds = sorted({c.trial_seed for c in cells})
+    prov = provenance(cells, values)
+    threads = prov["threads"]  # 0: unknown
+    counts = ", ".join(f"{n} {s}" for s, n in prov["statuses"].items())
+    seeds = prov["trial_seeds"]
     profile = "".join(sorted({f" --profile {c.profile}" for c in cells if c.profile != "smoke"}))
     flag = f" --threads {threads[0]}" if threads not in ([], [str(DEFAULT_THREADS)]) \
         and len(threads) == 1 else ""
@@ -210,9 +234,9 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"`geobench leaderboard {loaded.path}{profile} --out {out}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
         *_claims_line(loaded, cells, values),
-        f"- code: {', '.join(shas) or 'n/a'}; torch "
-        f"{', '.join(sorted({p.get('torch', '?') for p in provs})) or 'n/a'}; devices "
-        f"{', '.join(sorted({p.get('device', '?') for p in provs})) or 'n/a'}; torch threads "
+        f"- code: {', '.join(prov['code']) or 'n/a'}; torch "
+        f"{', '.join(prov['torch']) or 'n/a'}; devices "
+        f"{', '.join(prov['devices']) or 'n/a'}; torch threads "
         f"per cell {', '.join(threads) or 'not recorded'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "

@@ -12,7 +12,6 @@ import pytest
 from scipy import stats
 
 from geobench.claims import expand_checked
-from geobench.claims.forest import forest_png, forest_points
 from geobench.claims.registration import claim_digests
 from geobench.claims.stats import binomial_p_values, clopper_pearson, holm, t_p_values
 from geobench.claims.table import claims_table, part_text, summary_line
@@ -353,29 +352,6 @@ def test_units_without_csv_print_a_table_and_csv_alone_is_refused(tmp_path, caps
     assert main(args + ["--csv"]) == 2
     assert capsys.readouterr().err.strip() == \
         "geobench claims: --csv goes with --units (the unit rows as CSV)"
-
-
-# --- the forest plot ---------------------------------------------------------------------
-
-def test_forest_points_are_on_the_axis_a_reader_compares():
-    log = Claim(id="r", statement="s", metric="m.f", expect="a > b", scale="log", margin=0.1,
-                compare={"arm": ["a", "b"]})
-    v = Verdict(log, math.log(2.0), math.log(1.5), math.log(3.0), 5, 5, 0, 0, "holds")
-    assert forest_points(v)[:4] == pytest.approx((2.0, 1.5, 3.0, math.exp(0.1)))
-    assert forest_points(v)[4] == "log"
-    rate = Claim(id="q", statement="s", metric="m.f", expect="< 0.5")
-    v = Verdict(rate, -0.5, -0.5, 0.02, 5, 5, 0, 0, "inconclusive", rate=(0.0, 5))
-    assert forest_points(v)[:4] == pytest.approx((0.0, 0.0, 0.52, 0.5))
-    plain = Claim(id="p", statement="s", metric="m.f", expect="< 0", margin=0.2)
-    v = Verdict(plain, -1.0, -1.5, -0.5, 5, 5, 0, 0, "holds")
-    assert forest_points(v) == (-1.0, -1.5, -0.5, -0.2, "linear")
-
-
-def test_the_forest_plot_is_drawn():
-    verdicts = [_verdict("a", 0.004, "holds"), _verdict("b", None, "insufficient", "late")]
-    verdicts[1].effect = verdicts[1].ci_low = verdicts[1].ci_high = None
-    assert forest_png(verdicts, "s")[:8] == b"\x89PNG\r\n\x1a\n"
-    assert forest_png([], "s") is None
 
 
 # --- edge cases of rates and intervals ---------------------------------------------------

@@ -1,0 +1,105 @@
+"""The machine-readable page beside a leaderboard, ``<stem>.json``: the suite, profile and
+paper, the cells' provenance, every claims section's verdicts (numbers and the texts the
+markdown prints) and the names of the files beside it (results and units CSVs, forest plot,
+figures).  ``geobench site`` builds the results site from these records; anyone can read
+them without geobench."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from geobench.claims.forest import forest_points, format_effect
+from geobench.claims.table import PaperFamily, Section, format_p, holm_text, n_text, part_text
+from geobench.claims.values import StoredValues
+from geobench.claims.verdicts import Verdict
+from geobench.records import Cell
+from geobench.suite import LoadedSuite
+from geobench.suite.schema import Claim
+from geobench.suite.seeds import seed_plan
+
+RECORD_FORMAT = 1  # bumped when a key changes meaning
+RECORD_SUFFIX = ".json"
+
+
+def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
+    """What ran the cells: code versions (``-dirty`` with uncommitted changes), torch,
+    devices, torch threads per cell, the cells' statuses, trial seeds and when the first
+    and last finished (UTC, ISO 8601; None when none has)."""
+    provs = [r["provenance"] for r in values.rows.values()]
+    finished = sorted(t for c in cells if (t := values.finished(c)) is not None)
+    return {
+        "code": sorted({(p.get("git_sha") or "unknown")[:10]
+                        + ("-dirty" if p.get("git_dirty") else "") for p in provs}),
+        "torch": sorted({p.get("torch", "?") for p in provs}),
+        "devices": sorted({p.get("device", "?") for p in provs}),
+        "threads": sorted({str(p["threads"]) for p in provs if p.get("threads")}),
+        "statuses": dict(sorted(Counter(values.status(c) for c in cells).items())),
+        "trial_seeds": sorted({c.trial_seed for c in cells}),
+        "ran": [_iso(finished[0]), _iso(finished[-1])] if finished else None,
+    }
+
+
+def _iso(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
+    """One decided part (or the claim itself, or a control): what it tests, its effect and
+    interval on the tested scale and on the axis a reader compares, n, p and verdict."""
+    shown = forest_points(p)
+    return {"tested": part_text(p.claim, claim), "metric": p.claim.metric,
+            "expect": p.claim.expect.strip(), "scale": p.claim.scale,
+            "margin": p.claim.margin, "ci": p.ci, "effect": p.effect, "ci_low": p.ci_low,
+            "ci_high": p.ci_high, "axis": shown[4], "threshold": shown[3],
+            "effect_text": format_effect(p), "n": p.n, "n_text": n_text(p),
+            "excluded": p.excluded, "missing": p.missing, "p_value": p.p_value,
+            "p_text": format_p(p.p_value), "verdict": p.verdict}
+
+
+def claim_record(v: Verdict) -> dict[str, Any]:
+    """A claim's record: id, kind, source, statement, post hoc reason (None when
+    pre-registered), whether a control did not fire, the main part's numbers, the Holm
+    verdicts (suite, paper), the raw verdict at the suite's other scales, and its parts and
+    controls."""
+    c = v.claim
+    return {"id": c.id, "kind": c.kind, "source": c.source, "statement": c.statement,
+            "posthoc": v.posthoc, "unfired": v.unfired, **part_record(v, c),
+            "verdict_holm": v.verdict_holm, "holm_text": holm_text(v),
+            "verdict_paper": v.verdict_paper, "scales": dict(v.scales),
+            "parts": [part_record(p, c) for p in v.parts],
+            "controls": [part_record(p, c) for p in v.controls]}
+
+
+def section_record(verdicts: list[Verdict], section: Section, out: Path, seeds: str,
+                   family: PaperFamily | None, forest: bool) -> dict[str, Any]:
+    """A claims section: its heading and note, the seeds that decide it (``confirm`` or
+    ``explore``), its units CSV and forest plot (None without one), Holm's paper family,
+    and every claim."""
+    return {"heading": section.heading, "note": section.note, "seeds": seeds,
+            "units": f"{out.stem}{section.suffix}.csv",
+            "forest": f"{out.stem}{section.suffix}.png" if forest else None,
+            "family": None if family is None else {
+                "paper": family.paper, "suites": family.suites, "not_run": family.not_run,
+                "size": family.size},
+            "claims": [claim_record(v) for v in verdicts]}
+
+
+def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: StoredValues,
+                out: Path, sections: list[dict[str, Any]], figures: list[tuple[str, str]],
+                values_file: str) -> dict[str, Any]:
+    """The record of the leaderboard ``out``: everything above, ``figures`` as
+    (series key, file name) pairs."""
+    suite = loaded.suite
+    plan = seed_plan(loaded, profile)
+    return {"format": RECORD_FORMAT, "suite": suite.name, "profile": profile,
+            "paper": suite.paper, "description": suite.description.strip(),
+            "suite_file": str(loaded.path), "page": out.name,
+            "generated": dt.date.today().isoformat(), "cells": len(cells),
+            "seeds": {"explore": plan.seeds("explore"),
+                      "confirm": plan.seeds("confirm") if plan.confirm else []},
+            **provenance(cells, values), "results": out.with_suffix(".csv").name,
+            "values": values_file, "claims": sections,
+            "figures": [{"key": key, "file": name} for key, name in figures]}
