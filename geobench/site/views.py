@@ -30,6 +30,11 @@ def paper_page(paper: str) -> str:
     return f"paper-{paper}.html"
 
 
+def section_id(source: str) -> str:
+    """The anchor of the paper page's section that ``source`` cites."""
+    return section_of(source).replace(" ", "-") or "no-source"
+
+
 def status(claim: dict[str, Any]) -> str:
     """What a verdict is evidence of: pre-registered, post hoc, contrast or sanity check."""
     if claim["kind"] == "sanity":
@@ -90,6 +95,10 @@ def paper_view(boards: list[Board], papers: Papers) -> dict[str, Any]:
             entry = entries.setdefault(section, {}).setdefault(
                 (board.suite, c["id"]), {"suite": board.suite, "claim": c, "by_profile": {}})
             entry["by_profile"][board.profile] = c
+    for found in entries.values():
+        for entry in found.values():
+            entry["across"] = across_scales(
+                [c["verdict"] for c in entry["by_profile"].values()])
     known = [s for s in papers.sections if s in entries]
     order = known + sorted(set(entries) - set(known))
     return {"profiles": profiles,
@@ -106,6 +115,17 @@ def short_number(text: str) -> str:
     """A CSV number to 4 significant digits (other text as it is)."""
     x = _number(text)
     return text if x is None else f"{x:.4g}"
+
+
+def across_scales(verdicts: list[str]) -> str:
+    """``changes`` when two of a claim's verdicts at different scales decide it (holds or
+    fails) differently, ``holds at every scale`` when it holds at two or more and at every
+    scale tested (insufficient and absent scales aside), else empty."""
+    tested = [v for v in verdicts if v in ("holds", "fails", "inconclusive")]
+    decided = {v for v in tested if v != "inconclusive"}
+    if len(decided) > 1:
+        return "changes"
+    return "holds at every scale" if len(tested) > 1 and set(tested) == {"holds"} else ""
 
 
 def _number(text: str) -> float | None:

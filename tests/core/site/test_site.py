@@ -61,7 +61,7 @@ def test_the_paper_page_puts_each_claim_under_the_result_it_cites(built):
     assert "Steps help." in text(sections["P9 Thm 1"])
     [row] = [[text(td) for td in tr.findall("td")]
              for tr in sections["P9 Sec 2"].iter("tr") if tr.findall("td")]
-    assert row[0] == "above" and row[-1].startswith("fails")
+    assert row[0] == "above" and row[-2].startswith("fails") and row[-1] == ""
 
 
 def test_every_page_is_valid_html_and_every_link_and_image_resolves(built):

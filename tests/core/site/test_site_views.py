@@ -5,7 +5,7 @@ import pytest
 
 from geobench.site.papers import read_papers, section_of
 from geobench.site.seedplot import BOTTOM, HEIGHT, TOP, _ticks, seed_plot
-from geobench.site.views import result_tables
+from geobench.site.views import across_scales, result_tables
 
 
 def _unit(seed: int, d: str, excluded: str = "") -> dict[str, str]:
@@ -56,3 +56,11 @@ def test_papers_md_gives_titles_and_each_sections_first_paragraph(tmp_path):
     assert papers.sections == {"P1 Sec 4": "First line.", "P1 Thm 4.1": "Theorem."}
     assert read_papers(tmp_path / "none.md").sections == {}
     assert section_of("P1 Sec 5 (orbit compression, the authors' definition)") == "P1 Sec 5"
+
+
+@pytest.mark.parametrize("verdicts,reading", [
+    (["holds", "fails"], "changes"), (["holds", "holds"], "holds at every scale"),
+    (["holds", "insufficient"], ""), (["holds", "inconclusive"], ""),
+    (["fails", "inconclusive", "holds"], "changes"), (["holds"], "")])
+def test_across_scales_reads_only_the_scales_that_decide(verdicts, reading):
+    assert across_scales(verdicts) == reading
