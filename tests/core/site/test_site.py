@@ -70,6 +70,8 @@ def test_every_page_is_valid_html_and_every_link_and_image_resolves(built):
            for p in out.glob("*.html")}
     for page in out.glob("*.html"):
         tree = parse(page)
+        title = text(tree.find("head/title"))
+        assert title.startswith("geobench results") and "<" not in title, page.name
         targets = [a.get("href") for a in tree.iter("a")] + \
             [e.get("src") for e in tree.iter() if e.tag in ("img", "script")] + \
             [e.get("href") for e in tree.iter("link")]
