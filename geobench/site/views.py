@@ -11,6 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from geobench.claims.verdicts import NOT_IN_PROFILE
 from geobench.site.boards import PROFILE_ORDER, Board
 from geobench.site.papers import Papers, section_of
 from geobench.site.seedplot import seed_plot
@@ -66,12 +67,15 @@ def by_paper(boards: list[Board]) -> dict[str, list[Board]]:
 
 
 def page_counts(board: Board) -> dict[str, Any]:
-    """A page's pre-registered claims by raw and by Holm verdict, its post hoc claims,
-    contrasts and sanity checks (passed / all), and the seeds that decide."""
+    """A page's pre-registered claims tested in its profile by raw and by Holm verdict (and
+    how many have no cell in it), its post hoc claims, contrasts and sanity checks (passed /
+    all), and the seeds that decide."""
     claims = board.decided["claims"] if board.decided else []
-    counted = [c for c in claims if status(c) == "pre-registered"]
+    pre = [c for c in claims if status(c) == "pre-registered"]
+    counted = [c for c in pre if c["verdict"] != NOT_IN_PROFILE]
     checks = [c for c in claims if c["kind"] == "sanity"]
-    return {"n": len(counted), "raw": Counter(c["verdict"] for c in counted),
+    return {"n": len(counted), "absent": len(pre) - len(counted),
+            "raw": Counter(c["verdict"] for c in counted),
             "holm": Counter(c["verdict_holm"] for c in counted),
             "posthoc": sum(status(c) == "post hoc" for c in claims),
             "contrasts": sum(c["kind"] == "contrast" for c in claims),
