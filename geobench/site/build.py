@@ -39,7 +39,7 @@ def _environment() -> Any:
                              lstrip_blocks=True)
     env.globals.update(claim_page=views.claim_page, suite_page=views.suite_page,
                        paper_page=views.paper_page, section_id=views.section_id)
-    env.filters.update(fmt=views.short_number, code=views.code_spans)
+    env.filters.update(fmt=views.short_number, code=views.code_spans, wrap=views.breakable)
     return env
 
 

@@ -46,9 +46,9 @@ def status(claim: dict[str, Any]) -> str:
 
 
 def claim_rows(boards: list[Board]) -> list[dict[str, Any]]:
-    """One row per claim of every page, on the seeds that decide it."""
+    """One row per claim of every page, on the seeds that decide it, by paper."""
     rows = []
-    for board in boards:
+    for board in sorted(boards, key=lambda b: (b.paper, b.sort_key())):
         section = board.decided
         for c in section["claims"] if section else []:
             rows.append({"paper": board.paper, "suite": board.suite,
@@ -113,6 +113,11 @@ def paper_view(boards: list[Board], papers: Papers) -> dict[str, Any]:
 def code_spans(text: str) -> Markup:
     """``text`` escaped, with its markdown code spans (```x```) as ``<code>x</code>``."""
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
+
+
+def breakable(name: str) -> Markup:
+    """``name`` escaped, free to wrap after each underscore (long claim ids in tables)."""
+    return Markup(str(escape(name)).replace("_", "_<wbr>"))
 
 
 def short_number(text: str) -> str:

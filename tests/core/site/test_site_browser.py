@@ -27,6 +27,8 @@ LINKS = "return Array.from(document.querySelectorAll('a[href]')).map(a => a.href
 BROKEN_IMAGES = ("return Array.from(document.images).filter(i => !i.complete || "
                  "i.naturalWidth === 0).map(i => i.src)")
 WIDTH = "return [document.documentElement.scrollWidth, window.innerWidth]"
+CLIPPED = ("return Array.from(document.querySelectorAll('.scroll'))"
+           ".filter(e => e.scrollWidth > e.clientWidth).length")
 VISIBLE = ("return Array.from(document.querySelectorAll('table.claims-list tbody tr'))"
            ".filter(r => !r.hidden).map(r => r.dataset.verdict)")
 
@@ -91,13 +93,19 @@ def test_the_verdict_filter_changes_the_rows_and_a_heading_sorts(site, browser):
     assert len(shown) == every.count("holds")
     count = browser.find_element(By.CSS_SELECTOR, "[data-count]").text
     assert count == f"{len(shown)} of {len(every)} rows shown"
-    header = browser.find_elements(By.CSS_SELECTOR, "table.claims-list th")[7]  # n
+    header = browser.find_elements(By.CSS_SELECTOR, "table.claims-list th")[6]  # n
     header.click()
     column = browser.execute_script(
         "return Array.from(document.querySelectorAll('table.claims-list tbody tr'))"
-        ".map(r => Number(r.cells[7].dataset.sort))")
+        ".map(r => Number(r.cells[6].dataset.sort))")
     assert column == sorted(column) and len(set(column)) > 1
     assert _errors(browser) == []
+
+
+def test_the_index_and_claims_tables_fit_1280_pixels(site, browser):
+    for name in ("index.html", "claims.html"):
+        browser.get((site / name).as_uri())
+        assert browser.execute_script(CLIPPED) == 0, name  # no sideways scrolling
 
 
 @pytest.mark.parametrize("width", [1280, 390])
