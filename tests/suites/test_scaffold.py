@@ -134,8 +134,8 @@ def test_every_template_is_shipped_and_rendered_once(tmp_path):
     templates = _relative_files(folder)
     assert sorted(template_files()) == templates  # what write_plugin reads is the folder
     assert all(path.endswith(SUFFIX) for path in templates)
-    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-data"]["geobench"]
+    patterns = [p for p in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"][
+        "setuptools"]["package-data"]["geobench"] if p.startswith("templates/")]
     shipped = {p.relative_to(folder).as_posix() for pattern in patterns
                for p in (ROOT / "geobench").glob(pattern) if p.is_file()}
     assert shipped == set(templates)  # ruff.toml, beside the folder, is not shipped

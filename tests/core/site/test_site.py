@@ -133,3 +133,14 @@ def test_rows_carry_what_the_filters_read(built):
     assert [(r.get("data-verdict"), r.get("data-status"), r.get("data-paper")) for r in rows] \
         == [("holds", "pre-registered", "P9"), ("fails", "pre-registered", "P9")]
     assert Path(built[2] / "static" / "site.js").is_file()
+
+
+def test_the_templates_script_and_style_are_shipped():
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parents[3]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["geobench"]
+    shipped = {p for pattern in patterns for p in (root / "geobench").glob(pattern)}
+    site = root / "geobench" / "site"
+    files = {p for folder in ("templates", "static") for p in (site / folder).iterdir()}
+    assert files and files <= shipped
