@@ -68,12 +68,12 @@ def by_paper(boards: list[Board]) -> dict[str, list[Board]]:
 
 def page_counts(board: Board) -> dict[str, Any]:
     """A page's pre-registered claims tested in its profile by raw and by Holm verdict (and
-    how many have no cell in it), its post hoc claims, contrasts and sanity checks (passed /
-    all), and the seeds that decide."""
+    how many have no cell in it), its post hoc claims, contrasts and sanity checks in the
+    profile (passed / all), and the seeds that decide."""
     claims = board.decided["claims"] if board.decided else []
     pre = [c for c in claims if status(c) == "pre-registered"]
     counted = [c for c in pre if c["verdict"] != NOT_IN_PROFILE]
-    checks = [c for c in claims if c["kind"] == "sanity"]
+    checks = [c for c in claims if c["kind"] == "sanity" and c["verdict"] != NOT_IN_PROFILE]
     return {"n": len(counted), "absent": len(pre) - len(counted),
             "raw": Counter(c["verdict"] for c in counted),
             "holm": Counter(c["verdict_holm"] for c in counted),

@@ -39,3 +39,9 @@ def test_the_index_counts_as_the_page_does(page, index):
         f" (+{absent} not in this profile)" if absent else "")
     for i, verdict in enumerate(("holds", "fails", "inconclusive", "insufficient"), 5):
         assert row[i] == f"{raw[verdict]} / {holm[verdict]}", (page.stem, verdict)
+    section = page.read_text().split("\n## ", 2)[1]  # the claims that decide
+    checks = [ln.split("|")[-2].strip() for ln in section.splitlines()
+              if ln.startswith("| `") and "Sanity checks:" in section
+              and section.index(ln) > section.index("Sanity checks:")]
+    run = [c for c in checks if c != "not in this profile"]
+    assert row[11] == f"{run.count('pass')}/{len(run)}", page.stem
