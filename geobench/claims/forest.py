@@ -55,9 +55,11 @@ def standardised(v: Verdict) -> tuple[float, float, float] | None:
     half-widths of the 95% interval, positive in the direction the claim expects: with
     s = +1 for ``>`` and -1 for ``<``, margin m and half-width w = (high - low) / 2,
     x = (s·x_d - m) / w for each of effect, low, high on the tested scale (d, log ratio, or
-    rate minus c).  The part holds when the low end is above 0 and fails when the high end
-    is below 0, so one axis serves parts that measure different things.  A zero-width
-    interval off the edge goes to ±``EDGE``; None without an interval."""
+    rate minus c).  A part with enough trial seeds holds when the low end is above 0 and
+    fails when the high end is below 0, so one axis serves parts that measure different
+    things (an insufficient part, or a claim gated by a control that did not fire, is read
+    by its colour).  Positions are clipped at ±``EDGE``, where a zero-width interval off
+    the edge goes; None without an interval."""
     if v.effect is None or v.ci_low is None or v.ci_high is None:
         return None
     sign = 1.0 if v.claim.expects_greater else -1.0

@@ -107,7 +107,7 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
     md += results
-    files[out.with_suffix(".csv")] = _csv_text(values, parts)
+    files[out.with_suffix(".csv")] = _csv_text(values, parts, doc)
     figures = []
     for key, name, png in _plots(loaded, cells, store, out):
         files[out.with_name(name)] = png
@@ -192,26 +192,31 @@ def _pivots(values: StoredValues, cells: list[Cell], rows: list[str], spec: Lead
     return md
 
 
-def _csv_text(values: StoredValues, parts: list[CsvPart]) -> str:
+def _csv_text(values: StoredValues, parts: list[CsvPart],
+              doc: Callable[[LeaderboardMetric], FieldDoc | None]) -> str:
     """Every value: the row keys (with titled tables: the table's title, then the union of
-    their row keys, blank where a table has no such key), metric, stat, agg, value, ..."""
+    their row keys, blank where a table has no such key), metric, stat, agg, value, ...,
+    and ``shown``, the cell as the page prints it (without bold)."""
     titled = any(title is not None for title, _, _, _ in parts)
     keys = list(dict.fromkeys(k for _, rows, _, _ in parts for k in rows)) if titled \
         else [k for _, rows, _, _ in parts[:1] for k in rows]
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
     writer.writerow((["table"] if titled else []) + keys + [
-        "metric", "stat", "agg", "value", "ci95_half_width", "n", "expected", "diverged"])
+        "metric", "stat", "agg", "value", "ci95_half_width", "n", "expected", "diverged",
+        "shown"])
     for title, rows, groups, metrics in parts:
         for key, members in groups.items():
             named = dict(zip(rows, key))
             cells = [named.get(k, "") for k in keys] if titled else list(key)
             for m in metrics:
                 a = aggregate(values, members, m)
+                found = doc(m)
+                shown = a.text(m.fmt, m.nan, found is not None and found.binary)
                 writer.writerow([*([title] if titled else []), *cells, m.key, m.stat,
                                  m.agg, "" if a.center is None else repr(a.center),
                                  "" if math.isnan(a.half_width) else repr(a.half_width),
-                                 len(a.values), a.expected, a.diverged])
+                                 len(a.values), a.expected, a.diverged, shown])
     return buffer.getvalue()
 
 

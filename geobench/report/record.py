@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from geobench.claims.forest import forest_points, format_effect
+from geobench.claims.forest import forest_points, format_effect, standardised
 from geobench.claims.table import PaperFamily, Section, format_p, holm_text, n_text, part_text
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict
@@ -48,12 +48,18 @@ def _iso(t: float) -> str:
 
 def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
     """One decided part (or the claim itself, or a control): what it tests, its effect and
-    interval on the tested scale and on the axis a reader compares, n, p and verdict."""
+    interval on the tested scale (with ``edge``, the value d must clear: ±margin) and on the
+    axis a reader compares, its ``position`` on the forest plot's shared axis (None without
+    an interval), n, p and verdict."""
     shown = forest_points(p)
+    position = standardised(p)
     return {"tested": part_text(p.claim, claim), "metric": p.claim.metric,
             "expect": p.claim.expect.strip(), "scale": p.claim.scale,
-            "margin": p.claim.margin, "ci": p.ci, "effect": p.effect, "ci_low": p.ci_low,
-            "ci_high": p.ci_high, "axis": shown[4], "threshold": shown[3],
+            "margin": p.claim.margin,
+            "edge": p.claim.margin if p.claim.expects_greater else -p.claim.margin,
+            "ci": p.ci, "effect": p.effect, "ci_low": p.ci_low, "ci_high": p.ci_high,
+            "axis": shown[4], "threshold": shown[3],
+            "position": None if position is None else position[0],
             "effect_text": format_effect(p), "n": p.n, "n_text": n_text(p),
             "excluded": p.excluded, "missing": p.missing, "p_value": p.p_value,
             "p_text": format_p(p.p_value), "verdict": p.verdict}
@@ -61,7 +67,8 @@ def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
 
 def claim_record(v: Verdict) -> dict[str, Any]:
     """A claim's record: id, kind, source, statement, post hoc reason (None when
-    pre-registered), whether a control did not fire, the main part's numbers, the Holm
+    pre-registered), whether a control did not fire, the main part's numbers (for a claim
+    with parts: its first part's, beside the combined p-value and verdict), the Holm
     verdicts (suite, paper), the raw verdict at the suite's other scales, and its parts and
     controls."""
     c = v.claim

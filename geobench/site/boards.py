@@ -46,6 +46,14 @@ class Board:
         """The claims section that decides the verdicts (the first), None without claims."""
         return self.record["claims"][0] if self.record["claims"] else None
 
+    def files(self) -> list[tuple[str, str]]:
+        """The files beside the page that the site copies: (name, ``img`` or ``data``)."""
+        record = self.record
+        images = [s["forest"] for s in record["claims"] if s["forest"]] \
+            + [f["file"] for f in record["figures"]]
+        data = [s["units"] for s in record["claims"]] + [record["results"], record["values"]]
+        return [(n, "img") for n in images] + [(n, "data") for n in data]
+
     def sort_key(self) -> tuple[str, int, str]:
         order = PROFILE_ORDER.index(self.profile) if self.profile in PROFILE_ORDER \
             else len(PROFILE_ORDER)
@@ -72,6 +80,10 @@ def read_board(path: Path) -> Board | None:
         raise OutputError(f"{path}: format {record['format']}, this geobench reads format "
                           f"{RECORD_FORMAT}; publish the page again with geobench leaderboard")
     board = Board(record, path.parent)
+    for name, _ in board.files():
+        if Path(name).name != name or name in (".", ".."):
+            raise OutputError(f"{path}: file name {name!r} is not a plain file name beside "
+                              "the page")
     for section in record["claims"]:
         units: dict[str, list[dict[str, str]]] = {}
         for row in _rows(path.parent / section["units"]):

@@ -38,7 +38,8 @@ def _environment() -> Any:
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
     env.globals.update(claim_page=views.claim_page, suite_page=views.suite_page,
-                       paper_page=views.paper_page, section_id=views.section_id)
+                       paper_page=views.paper_page, section_id=views.section_id,
+                       verdicts=views.VERDICTS, seeds_text=views.SEEDS)
     env.filters.update(fmt=views.short_number, code=views.code_spans, wrap=views.breakable)
     return env
 
@@ -57,22 +58,26 @@ def _prepare(out: Path) -> None:
     (out / MARKER).write_text("built by geobench site; rebuilt in place\n")
 
 
-def _copy_files(boards: list[Board], out: Path) -> None:
-    """The plots into ``img/``, the CSVs into ``data/``, the script and style into
-    ``static/``."""
-    for folder in ("img", "data"):
-        (out / folder).mkdir()
+def _files(boards: list[Board]) -> list[tuple[Path, str]]:
+    """Every file the site copies, (source, path in the site): the plots into ``img/``, the
+    CSVs into ``data/``; each must exist (checked before anything is written)."""
+    files = []
     for board in boards:
-        record = board.record
-        images = [s["forest"] for s in record["claims"] if s["forest"]] \
-            + [f["file"] for f in record["figures"]]
-        data = [s["units"] for s in record["claims"]] + [record["results"], record["values"]]
-        for name, folder in [(n, "img") for n in images] + [(n, "data") for n in data]:
+        for name, folder in board.files():
             source = board.folder / name
             if not source.is_file():
                 raise OutputError(f"{source}: missing (named by {board.stem}.json); publish "
                                   "the page again with geobench leaderboard")
-            shutil.copyfile(source, out / folder / name)
+            files.append((source, f"{folder}/{name}"))
+    return files
+
+
+def _copy(files: list[tuple[Path, str]], out: Path) -> None:
+    """``files`` into ``out``, and the script and style into ``static/``."""
+    for folder in ("img", "data"):
+        (out / folder).mkdir()
+    for source, target in files:
+        shutil.copyfile(source, out / target)
     shutil.copytree(STATIC, out / "static")
 
 
@@ -82,8 +87,9 @@ def build_site(boards_folder: Path, out: Path, papers_md: Path | None = None) ->
     boards = read_boards(boards_folder)
     papers = read_papers(papers_md)
     env = _environment()
+    files = _files(boards)
     _prepare(out)
-    _copy_files(boards, out)
+    _copy(files, out)
     pages: dict[str, str] = {}
     rows = views.claim_rows(boards)
     by_paper = views.by_paper(boards)
@@ -92,7 +98,7 @@ def build_site(boards_folder: Path, out: Path, papers_md: Path | None = None) ->
         **common, groups=by_paper, counts=views.page_counts, totals=Counter(
             r["verdict"] for r in rows if r["status"] == "pre-registered"), boards=boards)
     pages["claims.html"] = env.get_template("claims.html").render(
-        **common, rows=rows, boards=boards, verdicts=views.VERDICTS)
+        **common, rows=rows, boards=boards)
     for paper, paper_boards in by_paper.items():
         pages[views.paper_page(paper)] = env.get_template("paper.html").render(
             **common, paper=paper, **views.paper_view(paper_boards, papers))

@@ -15,7 +15,8 @@ LEFT, RIGHT, TOP, BOTTOM = 58, 10, 10, 28
 @dataclass
 class SeedPlot:
     """Points (x, y, tooltip), seed means (x, y, tooltip), the edge's y, and the axes'
-    ticks (position, label); ``width``/``height`` of the picture."""
+    ticks (position, label); ``width``/``height`` of the picture and where its drawing area
+    ends on each side."""
 
     points: list[tuple[float, float, str]] = field(default_factory=list)
     means: list[tuple[float, float, str]] = field(default_factory=list)
@@ -24,6 +25,10 @@ class SeedPlot:
     yticks: list[tuple[float, str]] = field(default_factory=list)
     width: int = WIDTH
     height: int = HEIGHT
+    left: int = LEFT  # the y axis
+    right: int = WIDTH - RIGHT  # where the drawing ends
+    top: int = TOP
+    bottom: int = HEIGHT - BOTTOM  # the x axis
 
 
 def _ticks(low: float, high: float, count: int = 4) -> list[float]:

@@ -17,6 +17,7 @@ from geobench.site.papers import Papers, section_of
 from geobench.site.seedplot import seed_plot
 
 VERDICTS = ("holds", "fails", "inconclusive", "insufficient")
+SEEDS = {"confirm": "confirmation seeds", "explore": "exploration seeds"}
 
 
 def suite_page(board: Board) -> str:
@@ -68,8 +69,9 @@ def by_paper(boards: list[Board]) -> dict[str, list[Board]]:
 
 def page_counts(board: Board) -> dict[str, Any]:
     """A page's pre-registered claims tested in its profile by raw and by Holm verdict (and
-    how many have no cell in it), its post hoc claims, contrasts and sanity checks in the
-    profile (passed / all), and the seeds that decide."""
+    how many have no cell in it), its post hoc claims and contrasts (as the page's summary
+    line counts them), its sanity checks in the profile (passed, of how many), and the seeds
+    that decide."""
     claims = board.decided["claims"] if board.decided else []
     pre = [c for c in claims if status(c) == "pre-registered"]
     counted = [c for c in pre if c["verdict"] != NOT_IN_PROFILE]
@@ -79,7 +81,7 @@ def page_counts(board: Board) -> dict[str, Any]:
             "holm": Counter(c["verdict_holm"] for c in counted),
             "posthoc": sum(status(c) == "post hoc" for c in claims),
             "contrasts": sum(c["kind"] == "contrast" for c in claims),
-            "checks": f"{sum(c['verdict'] == 'holds' for c in checks)}/{len(checks)}",
+            "passed": sum(c["verdict"] == "holds" for c in checks), "checks": len(checks),
             "seeds": board.decided["seeds"] if board.decided else None}
 
 
@@ -146,23 +148,13 @@ def _number(text: str) -> float | None:
 
 
 VALUE_COLUMNS = ("table", "metric", "stat", "agg", "value", "ci95_half_width", "n",
-                 "expected", "diverged")
-
-
-def _cell(row: dict[str, str]) -> tuple[str, float | str]:
-    """``mean ± h (n=k/N)``, †d for diverged seeds, and the mean to sort by."""
-    value, half = _number(row["value"]), _number(row["ci95_half_width"])
-    text = "—" if value is None else f"{value:.4g}" + ("" if half is None else f" ± {half:.2g}")
-    text += f" (n={row['n']}/{row['expected']})"
-    if row["diverged"] not in ("", "0"):
-        text += f" †{row['diverged']}"
-    return text, "" if value is None else value
+                 "expected", "diverged", "shown")
 
 
 def result_tables(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
     """The results CSV as tables: per ``table`` title (one untitled table without), the row
     keys it uses down and one column per metric (with ``stat`` and ``agg`` where not last
-    and mean), each cell as ``_cell`` gives it."""
+    and mean), each cell as the page prints it (``shown``) with its value to sort by."""
     grouped: dict[str, list[dict[str, str]]] = {}
     for row in rows:
         grouped.setdefault(row.get("table", ""), []).append(row)
@@ -178,14 +170,11 @@ def result_tables(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
                 if x != plain)
             if column not in columns:
                 columns.append(column)
-            body.setdefault(tuple(row[k] for k in keys), {})[column] = _cell(row)
+            value = _number(row["value"])
+            body.setdefault(tuple(row[k] for k in keys), {})[column] = (
+                row["shown"], "" if value is None else value)
         tables.append({"title": title, "keys": keys, "columns": columns, "rows": body})
     return tables
-
-
-def _edge(part: dict[str, Any]) -> float:
-    """The edge a part's d is compared with: +margin for ``>``, -margin for ``<``."""
-    return part["margin"] if ">" in part["expect"] else -part["margin"]
 
 
 def _parts(claim: dict[str, Any], units: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -197,7 +186,7 @@ def _parts(claim: dict[str, Any], units: list[dict[str, str]]) -> list[dict[str,
     for key, label, part in named:
         mine = [u for u in units if u["part"] == key]
         out.append({"label": label, "part": part, "units": mine,
-                    "plot": seed_plot(mine, _edge(part))})
+                    "plot": seed_plot(mine, part["edge"])})
     return out
 
 

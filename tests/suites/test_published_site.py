@@ -1,6 +1,7 @@
 """The results site of the shipped leaderboards: every published page has its record, and
 the index counts each page's claims as the page's own summary line does."""
 
+import json
 import re
 from pathlib import Path
 
@@ -32,8 +33,8 @@ def test_the_index_counts_as_the_page_does(page, index):
     line = next(ln for ln in page.read_text().splitlines() if "**Pre-registered:" in ln)
     raw_text, holm_text = line.split("; Holm", 1)
     raw, holm = (dict((v, int(n)) for n, v in COUNTS.findall(t)) for t in (raw_text, holm_text))
-    mid = page.stem.endswith("_mid")
-    row = index[(page.stem.removesuffix("_mid"), "mid" if mid else "smoke")]
+    record = json.loads(page.with_suffix(".json").read_text())
+    row = index[(record["suite"], record["profile"])]
     absent = raw.get("not in this profile", 0)
     assert row[4] == str(sum(raw.values()) - absent) + (
         f" (+{absent} not in this profile)" if absent else "")

@@ -24,6 +24,14 @@ claims:
      metric: nccc.accuracy, expect: "a > b", compare: {key: optimizer.lr, a: 0.2, b: 0.05}}
   - {id: above, source: P9 Sec 2, statement: the small step clears 0.5,
      metric: nccc.accuracy, expect: "> 0.5", where: {optimizer.lr: 0.05}}
+  - id: both
+    source: P9 Sec 2
+    statement: both steps clear 0.25
+    metric: nccc.accuracy
+    expect: "> 0.25"
+    where: {optimizer.lr: 0.05}
+    also:
+      - {metric: nccc.accuracy, expect: "> 0.25", where: {optimizer.lr: 0.2}}
 leaderboard:
   rows: [optimizer.lr]
   metrics: [{key: nccc.accuracy, label: accuracy}]

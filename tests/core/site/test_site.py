@@ -27,15 +27,17 @@ def built(tmp_path_factory):
 def test_the_pages_are_the_index_the_paper_the_suite_and_each_claim(built):
     _, _, out = built
     assert sorted(p.name for p in out.glob("*.html")) == [
-        "claim-tiny--above.html", "claim-tiny--paired.html", "claims.html", "index.html",
+        "claim-tiny--above.html", "claim-tiny--both.html", "claim-tiny--paired.html",
+        "claims.html", "index.html",
         "paper-P9.html", "suite-tiny.html"]
 
 
 def test_the_index_counts_the_verdicts_of_the_stored_values(built):
-    # paired: d = 0.5 - 0.01 seed > 0 at every seed, holds; above: 0.3 + 0.02 seed < 0.5
+    # paired: d = 0.5 - 0.01 seed > 0 at every seed, holds; above: 0.3 + 0.02 seed < 0.5,
+    # fails; both: 0.3 + 0.02 seed and 0.8 + 0.01 seed > 0.25, holds
     [row] = table_rows(parse(built[2] / "index.html"), "suites")
-    assert row[:5] == ["tiny", "smoke", "8", "exploration seeds", "2"]
-    assert row[5:9] == ["1 / 1", "1 / 1", "0 / 0", "0 / 0"]
+    assert row[:5] == ["tiny", "smoke", "8", "exploration seeds", "3"]
+    assert row[5:9] == ["2 / 2", "1 / 1", "0 / 0", "0 / 0"]
 
 
 def test_a_claim_page_lists_every_unit_with_its_values(built):
@@ -54,13 +56,28 @@ def test_a_claim_page_lists_every_unit_with_its_values(built):
     assert "P9 Thm 1 (the step)" in text(tree.find("body"))
 
 
+def test_a_claim_with_parts_shows_each_part_and_no_single_effect(built):
+    root, boards, out = built
+    [row] = [r for r in table_rows(parse(out / "claims.html"), "claims-list")
+             if r[2] == "both"]
+    assert row[5:7] == ["all 2 parts (on its page)", ""]
+    tree = parse(out / "claim-tiny--both.html")
+    headings = [text(h) for h in tree.iter("h3")]
+    assert [h.split(":")[0] for h in headings] == ["part 1", "part 2"]
+    units = table_rows(tree, "units")
+    expected = [accuracy(0.05, s) - 0.25 for s in range(4)] + \
+        [accuracy(0.2, s) - 0.25 for s in range(4)]
+    assert [float(u[6]) for u in units] == pytest.approx(expected, abs=1e-4)
+
+
 def test_the_paper_page_puts_each_claim_under_the_result_it_cites(built):
     tree = parse(built[2] / "paper-P9.html")
     sections = {text(s.find("h2")): s for s in tree.iter("section")}
     assert list(sections) == ["P9 Thm 1", "P9 Sec 2"]  # the order of docs/papers.md
     assert "Steps help." in text(sections["P9 Thm 1"])
-    [row] = [[text(td) for td in tr.findall("td")]
-             for tr in sections["P9 Sec 2"].iter("tr") if tr.findall("td")]
+    rows = {r[0]: r for r in ([text(td) for td in tr.findall("td")]
+                              for tr in sections["P9 Sec 2"].iter("tr") if tr.findall("td"))}
+    row = rows["above"]
     assert row[0] == "above" and row[-2].startswith("fails") and row[-1] == ""
 
 
@@ -84,10 +101,13 @@ def test_every_page_is_valid_html_and_every_link_and_image_resolves(built):
 
 
 def test_the_results_table_is_the_results_csv(built):
-    rows = table_rows(parse(built[2] / "suite-tiny.html"), "results")
+    root, _, out = built
+    rows = table_rows(parse(out / "suite-tiny.html"), "results")
     assert [r[0] for r in rows] == ["0.05", "0.2"]
     mean = sum(accuracy(0.2, s) for s in range(4)) / 4
-    assert rows[1][1].startswith(f"{mean:.4g} ± ") and rows[1][1].endswith("(n=4/4)")
+    assert rows[1][1].startswith(f"{mean:.4g} ± ") and rows[1][1].endswith("(n=4)")
+    page = (root / "leaderboards" / "tiny.md").read_text()
+    assert f"| **{rows[1][1]}** |" in page  # as the page prints it (the best, in bold)
 
 
 def test_a_rebuild_replaces_the_site_and_other_folders_are_refused(built, tmp_path):
@@ -117,7 +137,7 @@ def test_the_command_builds_from_the_boards_or_from_the_store(built, tmp_path, c
     assert main(["site", "--boards", str(boards), "--out", str(tmp_path / "a")]) == 0
     assert main(["site", "--store", str(root / "db.sqlite"), "--suites",
                  str(root / "suites"), "--out", str(tmp_path / "b")]) == 0
-    assert "wrote 6 pages" in capsys.readouterr().out
+    assert "wrote 7 pages" in capsys.readouterr().out
     for name in ("index.html", "claim-tiny--paired.html"):
         a, b = (parse(tmp_path / f / name) for f in "ab")
         assert table_rows(a, "units") == table_rows(b, "units")
@@ -131,7 +151,8 @@ def test_rows_carry_what_the_filters_read(built):
     tree = parse(built[2] / "claims.html")
     rows = [tr for t in tree.iter("table") for tr in t.find("tbody").findall("tr")]
     assert [(r.get("data-verdict"), r.get("data-status"), r.get("data-paper")) for r in rows] \
-        == [("holds", "pre-registered", "P9"), ("fails", "pre-registered", "P9")]
+        == [("holds", "pre-registered", "P9"), ("fails", "pre-registered", "P9"),
+            ("holds", "pre-registered", "P9")]
     assert Path(built[2] / "static" / "site.js").is_file()
 
 
@@ -144,3 +165,32 @@ def test_the_templates_script_and_style_are_shipped():
     site = root / "geobench" / "site"
     files = {p for folder in ("templates", "static") for p in (site / folder).iterdir()}
     assert files and files <= shipped
+
+
+def test_a_record_naming_a_file_outside_its_folder_is_refused(built, tmp_path):
+    root, boards, _ = built
+    copy = tmp_path / "boards"
+    copy.mkdir()
+    for p in boards.iterdir():
+        (copy / p.name).write_bytes(p.read_bytes())
+    record = (copy / "tiny.json").read_text()
+    (copy / "tiny.json").write_text(record.replace('"values": "tiny_values.csv.gz"',
+                                                   '"values": "../secret.csv"'))
+    with pytest.raises(OutputError, match="'../secret.csv' is not a plain file name"):
+        build_site(copy, tmp_path / "site")
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_failed_build_keeps_the_site_it_would_replace(built, tmp_path):
+    root, boards, out = built
+    copy = tmp_path / "boards"
+    copy.mkdir()
+    for p in boards.iterdir():
+        if p.name != "tiny_claims.png":
+            (copy / p.name).write_bytes(p.read_bytes())
+    site = tmp_path / "site"
+    build_site(boards, site)
+    before = sorted(p.name for p in site.iterdir())
+    with pytest.raises(OutputError, match="tiny_claims.png: missing"):
+        build_site(copy, site)
+    assert sorted(p.name for p in site.iterdir()) == before

@@ -36,15 +36,15 @@ def test_ticks_are_round_and_inside_the_range():
 def test_the_results_csv_becomes_one_table_per_title_with_a_column_per_metric():
     rows = [{"table": "T", "lr": "0.1", "arm": "", "metric": "acc", "stat": "last",
              "agg": "mean", "value": "0.5", "ci95_half_width": "0.25", "n": "3",
-             "expected": "3", "diverged": "0"},
+             "expected": "3", "diverged": "0", "shown": "0.5 ± 0.25 (n=3)"},
             {"table": "T", "lr": "0.1", "arm": "", "metric": "loss", "stat": "min",
              "agg": "mean", "value": "", "ci95_half_width": "", "n": "0", "expected": "3",
-             "diverged": "3"}]
+             "diverged": "3", "shown": "vacuous (n=3/3)"}]
     [table] = result_tables(rows)
     assert table["title"] == "T" and table["keys"] == ["lr"]  # arm is blank throughout
     assert table["columns"] == ["acc", "loss · min"]
-    assert table["rows"] == {("0.1",): {"acc": ("0.5 ± 0.25 (n=3/3)", 0.5),
-                                        "loss · min": ("— (n=0/3) †3", "")}}
+    assert table["rows"] == {("0.1",): {"acc": ("0.5 ± 0.25 (n=3)", 0.5),
+                                        "loss · min": ("vacuous (n=3/3)", "")}}
 
 
 def test_papers_md_gives_titles_and_each_sections_first_paragraph(tmp_path):
