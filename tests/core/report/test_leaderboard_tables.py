@@ -102,7 +102,7 @@ def test_a_constant_row_key_is_dropped_and_stated_in_the_main_table(tmp_path):
     # the CSV keeps every row key (unchanged without tables)
     header = (tmp_path / "lb" / "s.csv").read_text().splitlines()[0]
     assert header == "optimizer.lr,tags.T,metric,stat,agg,value,ci95_half_width,n,expected," \
-                     "diverged"
+                     "diverged,shown"
 
 
 def test_continuation_tables_keep_at_most_ten_columns(tmp_path):
@@ -147,7 +147,7 @@ leaderboard:
     _render(tmp_path, *_suite(tmp_path, board))
     rows = list(csv.reader((tmp_path / "lb" / "s.csv").open()))
     assert rows[0] == ["table", "optimizer.lr", "arm", "metric", "stat", "agg", "value",
-                       "ci95_half_width", "n", "expected", "diverged"]
+                       "ci95_half_width", "n", "expected", "diverged", "shown"]
     assert [r[:4] for r in rows[1:]] == [
         ["By lr", "0.1", "", "nccc.accuracy"], ["By lr", "0.2", "", "nccc.accuracy"],
         ["By lr", "0.3", "", "nccc.accuracy"], ["By arm", "", "a", "nccc.accuracy"],
@@ -155,14 +155,15 @@ leaderboard:
     assert float(rows[1][6]) == pytest.approx(0.15) and float(rows[5][6]) == pytest.approx(1.5)
 
 
-def test_the_csv_without_tables_is_unchanged(tmp_path):
+def test_the_csv_without_tables_has_the_row_keys_and_each_cell_as_printed(tmp_path):
     loaded, cells, store = _suite(tmp_path, LEADERBOARD, arms=False, lrs=(0.1,))
     _render(tmp_path, loaded, cells, store)
     acc = [0.1 + 0 / 10, 0.1 + 1 / 10]
+    mean, half = statistics.fmean(acc), t_half_width(acc)
     assert (tmp_path / "lb" / "s.csv").read_text().splitlines() == [
-        "optimizer.lr,metric,stat,agg,value,ci95_half_width,n,expected,diverged",
-        f"0.1,nccc.accuracy,last,mean,{statistics.fmean(acc)!r},{t_half_width(acc)!r},2,2,0",
-        f"0.1,loss.train,last,mean,{1.0 + 0.1!r},0.0,2,2,0"]
+        "optimizer.lr,metric,stat,agg,value,ci95_half_width,n,expected,diverged,shown",
+        f"0.1,nccc.accuracy,last,mean,{mean!r},{half!r},2,2,0,{mean:.4g} ± {half:.4g} (n=2)",
+        f"0.1,loss.train,last,mean,{1.0 + 0.1!r},0.0,2,2,0,1.1 ± 0 (n=2)"]
 
 
 def test_a_plot_with_x_multiplies_the_step_by_the_config_value(tmp_path, monkeypatch):
