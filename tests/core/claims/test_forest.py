@@ -2,11 +2,13 @@
 shared axis of the plot, in half-widths from the edge its verdict compares with."""
 
 import math
+import random
 
 import pytest
 
 from geobench.claims.forest import EDGE, forest_png, forest_points, forest_rows, standardised
-from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+from geobench.claims.units import Tally, Unit
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict, _verdict
 from geobench.suite.schema import Claim
 
 
@@ -40,17 +42,24 @@ def test_the_shared_axis_is_the_distance_from_the_edge_in_half_widths():
     assert standardised(rate) == pytest.approx((0.5 / 0.26, -0.02 / 0.26, 0.5 / 0.26))
 
 
-@pytest.mark.parametrize("expect,margin,interval,verdict", [
-    ("> 0", 0.0, (0.1, 0.4), "holds"), ("> 0", 0.5, (0.1, 0.4), "fails"),
-    ("> 0", 0.2, (0.1, 0.4), "inconclusive"), ("< 0", 0.0, (0.1, 0.4), "fails"),
-    ("< 0", 0.1, (-0.4, -0.2), "holds"), ("< 0", 0.3, (-0.4, -0.2), "inconclusive")])
-def test_the_verdict_reads_off_the_shared_axis(expect, margin, interval, verdict):
-    """Holds: the whole interval right of 0; fails: left of 0; else it straddles 0
-    (the rule of ``claims.verdicts``: the signed interval against the margin)."""
-    low, high = interval
-    v = Verdict(_claim(expect, margin=margin), (low + high) / 2, low, high, 5, 5, 0, 0, verdict)
-    _, lo, hi = standardised(v)
-    assert ("holds" if lo > 0 else "fails" if hi < 0 else "inconclusive") == verdict
+@pytest.mark.parametrize("expect,margin", [("> 0", 0.0), ("> 0", 0.3), ("< 0", 0.0),
+                                           ("< 0", 0.2), ("> 1", 0.1)])
+def test_the_verdict_reads_off_the_shared_axis(expect, margin):
+    """On verdicts the real rule decides (``claims.verdicts``, t intervals over seeds): holds
+    exactly when the whole interval is right of 0, fails exactly when it is left of 0."""
+    claim = _claim(expect, margin=margin)
+    rng = random.Random(7)
+    seen = set()
+    for _ in range(200):
+        centre, spread = rng.uniform(-1.5, 1.5), rng.uniform(0.01, 1.0)
+        tally = Tally(claim, None, rate=False)
+        tally.units = [Unit(seed, "c", "", "", None, None, rng.gauss(centre, spread))
+                       for seed in range(rng.randint(3, 8))]
+        v = _verdict(claim, tally, "t")
+        _, lo, hi = standardised(v)
+        assert ("holds" if lo > 0 else "fails" if hi < 0 else "inconclusive") == v.verdict
+        seen.add(v.verdict)
+    assert seen == {"holds", "fails", "inconclusive"}  # every outcome was exercised
 
 
 def test_a_zero_width_interval_goes_to_the_edge_and_no_interval_to_none():
