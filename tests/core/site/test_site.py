@@ -15,6 +15,15 @@ from geobench.site.build import build_site
 from tests.core.site.helpers import accuracy, parse, publish, table_rows, text
 
 
+def _copy(boards: Path, folder: Path, leave_out: str = "") -> Path:
+    """The published files of ``boards`` copied into ``folder``, but ``leave_out``."""
+    folder.mkdir()
+    for p in boards.iterdir():
+        if p.name != leave_out:
+            (folder / p.name).write_bytes(p.read_bytes())
+    return folder
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
@@ -123,11 +132,7 @@ def test_a_rebuild_replaces_the_site_and_other_folders_are_refused(built, tmp_pa
 
 def test_a_missing_file_names_itself(built, tmp_path):
     root, boards, _ = built
-    copy = tmp_path / "boards"
-    copy.mkdir()
-    for p in boards.iterdir():
-        if p.name != "tiny_claims.csv":
-            (copy / p.name).write_bytes(p.read_bytes())
+    copy = _copy(boards, tmp_path / "boards", leave_out="tiny_claims.csv")
     with pytest.raises(OutputError, match=re.escape(f"{copy / 'tiny_claims.csv'}: missing")):
         build_site(copy, tmp_path / "site")
 
@@ -169,10 +174,7 @@ def test_the_templates_script_and_style_are_shipped():
 
 def test_a_record_naming_a_file_outside_its_folder_is_refused(built, tmp_path):
     root, boards, _ = built
-    copy = tmp_path / "boards"
-    copy.mkdir()
-    for p in boards.iterdir():
-        (copy / p.name).write_bytes(p.read_bytes())
+    copy = _copy(boards, tmp_path / "boards")
     record = (copy / "tiny.json").read_text()
     (copy / "tiny.json").write_text(record.replace('"values": "tiny_values.csv.gz"',
                                                    '"values": "../secret.csv"'))
@@ -183,11 +185,7 @@ def test_a_record_naming_a_file_outside_its_folder_is_refused(built, tmp_path):
 
 def test_a_failed_build_keeps_the_site_it_would_replace(built, tmp_path):
     root, boards, out = built
-    copy = tmp_path / "boards"
-    copy.mkdir()
-    for p in boards.iterdir():
-        if p.name != "tiny_claims.png":
-            (copy / p.name).write_bytes(p.read_bytes())
+    copy = _copy(boards, tmp_path / "boards", leave_out="tiny_claims.png")
     site = tmp_path / "site"
     build_site(boards, site)
     before = sorted(p.name for p in site.iterdir())
