@@ -72,6 +72,13 @@ def standardised(v: Verdict) -> tuple[float, float, float] | None:
     return tuple(max(-EDGE, min(EDGE, x / width)) for x in (centre, low, high))
 
 
+def marks(v: Verdict) -> str:
+    """The marks after a claim's verdict or id: † post hoc, ‡ contrast, § a positive
+    control that did not fire."""
+    return ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
+        + ("§" if v.unfired else "")
+
+
 def forest_rows(verdicts: list[Verdict]) -> tuple[list[tuple[Verdict, Verdict, str]], list[str]]:
     """The rows to draw, (claim, part, label) for each part and control in the profile, and
     the ids of claims (or claim · part) not in the profile."""
@@ -86,10 +93,8 @@ def forest_rows(verdicts: list[Verdict]) -> tuple[list[tuple[Verdict, Verdict, s
             absent.append(v.claim.id)
             continue
         absent += [f"{v.claim.id} · {name}" for p, name in parts if p.verdict == NOT_IN_PROFILE]
-        mark = ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
-            + ("§" if v.unfired else "")
         for j, (p, name) in enumerate(kept):
-            head = v.claim.id + mark if j == 0 else ""
+            head = v.claim.id + marks(v) if j == 0 else ""
             rows.append((v, p, f"{head} · {name}" if head and name else head or f"· {name}"))
     return rows, absent
 

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geobench.claims.forest import forest_png, format_effect
+from geobench.claims.forest import forest_png, format_effect, marks
 from geobench.claims.forms import form_of
 from geobench.claims.forms.trend import trend_text
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
@@ -98,9 +98,7 @@ def section_anchor(source: str) -> str:
 
 
 def _verdict_text(v: Verdict, bold: bool) -> str:
-    text = f"**{v.verdict}**" if bold else v.verdict
-    return text + ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
-        + ("§" if v.unfired else "")
+    return (f"**{v.verdict}**" if bold else v.verdict) + marks(v)
 
 
 def control_text(v: Verdict) -> str:

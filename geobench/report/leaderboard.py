@@ -43,7 +43,7 @@ from geobench.report import tables
 from geobench.report.context import apply_paper_holm, apply_scales
 from geobench.report.record import RECORD_SUFFIX, page_record, provenance, section_record
 from geobench.report.results import values_csv_gz
-from geobench.report.tables import MISSING, Groups, aggregate
+from geobench.report.tables import MISSING, Groups, aggregate, cell_text
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
@@ -211,12 +211,11 @@ def _csv_text(values: StoredValues, parts: list[CsvPart],
             cells = [named.get(k, "") for k in keys] if titled else list(key)
             for m in metrics:
                 a = aggregate(values, members, m)
-                found = doc(m)
-                shown = a.text(m.fmt, m.nan, found is not None and found.binary)
                 writer.writerow([*([title] if titled else []), *cells, m.key, m.stat,
                                  m.agg, "" if a.center is None else repr(a.center),
                                  "" if math.isnan(a.half_width) else repr(a.half_width),
-                                 len(a.values), a.expected, a.diverged, shown])
+                                 len(a.values), a.expected, a.diverged,
+                                 cell_text(a, m, doc(m))])
     return buffer.getvalue()
 
 

@@ -73,6 +73,12 @@ class Aggregate:
         return text + (f" †{self.diverged}" if self.diverged else "")
 
 
+def cell_text(a: Aggregate, metric: LeaderboardMetric, doc: FieldDoc | None) -> str:
+    """``a`` as a table prints it: in the metric's format and NaN word, a 0/1 outcome (a
+    ``binary`` field) as a count."""
+    return a.text(metric.fmt, metric.nan, doc is not None and doc.binary)
+
+
 def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric) -> Aggregate:
     """``metric`` over ``members`` (a key naming its arm reads each cell once)."""
     if "/" in metric.key:
@@ -137,8 +143,7 @@ def column(values: StoredValues, groups: Groups, metric: LeaderboardMetric,
            doc: FieldDoc | None) -> list[str]:
     """One table column: the aggregate text per group, the best bold when it has a direction."""
     aggs = [aggregate(values, members, metric) for members in groups.values()]
-    binary = doc is not None and doc.binary
-    texts = [a.text(metric.fmt, metric.nan, binary) for a in aggs]
+    texts = [cell_text(a, metric, doc) for a in aggs]
     centers = [a.center for a in aggs]
     present = [c for c in centers if c is not None]
     if doc is not None and doc.direction != "diagnostic" and len(present) > 1:

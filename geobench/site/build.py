@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geobench.claims.table import OUTCOMES
 from geobench.publish.output import OutputError
 from geobench.site import views
 from geobench.site.boards import Board, read_boards
@@ -39,7 +40,7 @@ def _environment() -> Any:
                              lstrip_blocks=True)
     env.globals.update(claim_page=views.claim_page, suite_page=views.suite_page,
                        paper_page=views.paper_page, section_id=views.section_id,
-                       verdicts=views.VERDICTS, seeds_text=views.SEEDS)
+                       verdicts=OUTCOMES, seeds_text=views.SEEDS)
     env.filters.update(fmt=views.short_number, code=views.code_spans, wrap=views.breakable)
     return env
 

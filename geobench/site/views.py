@@ -16,7 +16,6 @@ from geobench.site.boards import PROFILE_ORDER, Board
 from geobench.site.papers import Papers, section_of
 from geobench.site.seedplot import seed_plot
 
-VERDICTS = ("holds", "fails", "inconclusive", "insufficient")
 SEEDS = {"confirm": "confirmation seeds", "explore": "exploration seeds"}
 
 
