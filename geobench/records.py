@@ -36,6 +36,26 @@ class Status(str, Enum):
 DONE = (Status.COMPLETE.value, Status.DIVERGED.value)  # statuses a rerun skips
 
 
+@dataclass(frozen=True)
+class ArmStatus:
+    """How one arm of a cell ended: ``complete``, ``diverged`` at ``step`` (the first step
+    whose values it does not keep) with ``error`` saying why, or ``failed`` with its cell."""
+
+    status: str  # a Status value
+    step: int | None = None
+    error: str | None = None
+
+
+def label_status(statuses: dict[str, str], label: str) -> str:
+    """The status of the values under arm ``label`` (``ref~arm``: both arms' statuses), given
+    each arm's status: failed or missing before diverged, diverged before complete."""
+    parts = [statuses.get(arm, Status.MISSING.value) for arm in label.split("~")]
+    for status in (Status.FAILED, Status.MISSING, Status.DIVERGED):
+        if status.value in parts:
+            return status.value
+    return Status.COMPLETE.value
+
+
 class MetricKey(NamedTuple):
     """One measured value's address: arm (``main`` in a single-arm suite), metric id, field."""
 
@@ -160,9 +180,11 @@ DEFAULT_THREADS = 1  # torch threads per cell unless a run sets others: the publ
 
 @dataclass
 class CellResult:
-    """What running a cell produced: its status, the series ``(arm, series, step, value)``
-    and the last value of each series under its result key (``finals``); ``claims``: the
-    digest of every claim definition of the suite the cell ran under (None: not recorded)."""
+    """What running a cell produced: its status, each arm's (``arms``; the cell is
+    ``complete`` while one arm ran to the end, ``diverged`` when every arm diverged), the
+    series ``(arm, series, step, value)`` and the last value of each series under its result
+    key (``finals``); ``claims``: the digest of every claim definition of the suite the cell
+    ran under (None: not recorded)."""
 
     cell_id: str
     status: str  # a Status value
@@ -176,6 +198,7 @@ class CellResult:
     threads: int = 0  # torch's intra-op threads while the cell ran
     batch_digest: str = ""
     claims: dict[str, str] | None = None  # claim id -> digest of its definition, in force
+    arms: dict[str, ArmStatus] = field(default_factory=dict)
     timing: Timing = field(default_factory=Timing, compare=False)
 
 

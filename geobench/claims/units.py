@@ -63,7 +63,7 @@ class Tally:
         reached the event gives ``inf``: censored at its budget."""
         if cell is None:
             return None, NO_PARTNER
-        status = self.values.status(cell)
+        status = self.values.status(cell, arm, self.claim.metric)
         if status == Status.MISSING:
             return None, "missing: not in the store"
         if status in REASONS:

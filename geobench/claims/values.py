@@ -19,6 +19,7 @@ from geobench.records import (
     Cell,
     Status,
     cross_arm,
+    label_status,
     measured_arm,
     metric_key,
     parse_metric_key,
@@ -64,10 +65,27 @@ class StoredValues:
         row = self.rows.get(cell.id)
         return None if row is None else row["finished"]
 
-    def status(self, cell: Cell) -> str:
-        """complete | diverged | failed | missing (not in the store)."""
+    def status(self, cell: Cell, arm: str | None = None, key: str | None = None) -> str:
+        """complete | diverged | failed | missing (not in the store): the cell's, or, given
+        ``key`` (and ``arm``, as ``value`` takes them), the status of the arm whose values
+        ``value`` reads: a cell may be complete with one arm diverged, and a cross-arm
+        label's values are diverged when either of its arms diverged."""
         row = self.rows.get(cell.id)
-        return row["status"] if row else Status.MISSING.value
+        if row is None:
+            return Status.MISSING.value
+        label = None if key is None else self._label(cell, arm, key)
+        if label is None:
+            return row["status"]
+        return label_status({name: a.status for name, a in row["arms"].items()}, label)
+
+    def _label(self, cell: Cell, arm: str | None, key: str) -> str | None:
+        """The arm label of the values ``value(cell, arm, key)`` reads (None: the cell's)."""
+        keys = _lookup_keys(cell, arm, key)
+        row = self.rows[cell.id]
+        found = next((k for k in keys if k in row["metrics"] or (cell.id, k) in self.series),
+                     keys[0])
+        label = parse_metric_key(found).arm
+        return None if label == SINGLE_ARM and SINGLE_ARM not in cell.arms else label
 
     def value(self, cell: Cell, arm: str | None, key: str, stat: str = "last") -> float | None:
         """``stat`` of ``key``'s series for ``arm`` of ``cell`` (None: never recorded).

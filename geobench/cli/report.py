@@ -40,9 +40,18 @@ def results(args: argparse.Namespace) -> int:
         for record in records:
             print(json.dumps(record))
         return 0
-    rows = [[r["cell"], r["status"], c.label()] for r, c in zip(records, cells)]
+    rows = [[r["cell"], _status_text(r), c.label()] for r, c in zip(records, cells)]
     print(tabulate(rows, headers=["cell", "status", "varied"], tablefmt="github"))
     return 0
+
+
+def _status_text(record: dict) -> str:
+    """A cell's status, with the arms that diverged in a complete cell and their steps."""
+    diverged = [f"{name} at step {arm['step']}" for name, arm in record["arms"].items()
+                if arm["status"] == "diverged"]
+    if record["status"] == "complete" and diverged:
+        return f"complete (diverged: {', '.join(diverged)})"
+    return record["status"]
 
 
 def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:

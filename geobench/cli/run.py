@@ -39,7 +39,11 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", choices=SEED_SETS, default="all",
                    help="which trial seeds run: the exploration ('seeds:'), the confirmation "
                         "('confirm:') or all (default); docs/claims.md")
-    p.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
+    rerun = p.add_mutually_exclusive_group()
+    rerun.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
+    rerun.add_argument("--rerun-diverged", action="store_true",
+                       help="rerun the cells stored as diverged (a store written before arms "
+                            "diverged one by one ended a cell at its first diverged arm)")
     p.add_argument("--max-cells", type=options.count, help="run at most this many of the "
                                                            "missing cells")
     p.add_argument("--lease-timeout", type=options.seconds, default=LEASE_TIMEOUT_S,
@@ -79,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     run_options = RunOptions(
         profile=args.profile, store=args.store, overrides=options.overrides("--set", args.set),
         only=options.pairs("--only", args.only),
-        executor=args.executor, executor_options=executor_options, rerun=args.rerun,
+        executor=args.executor, executor_options=executor_options,
+        rerun=args.rerun or ("diverged" if args.rerun_diverged else False),
         max_cells=args.max_cells, cell_limit=options.cell_limit(args),
         lease_timeout=args.lease_timeout, loggers=tuple(args.logger),
         log_dir=args.log_dir, threads=args.threads, seeds=args.seeds, quiet=args.quiet)

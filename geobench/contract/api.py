@@ -277,9 +277,10 @@ class Logger(abc.ABC):
     """An experiment tracker. The factory builds one per cell (and once in the parent, to
     check that it can be built: import its package there, write nothing); the engine calls
     ``start`` before training, ``log`` with each step's new values (tags
-    ``<arm>/<metric id>.<field>``, ``loss.train`` among them), ``finish`` with the cell's
-    status. geobench catches what these raise: a failing logger is switched off with one
-    warning and never fails the cell."""
+    ``<arm>/<metric id>.<field>``, ``loss.train`` among them), ``arm_diverged`` when one arm
+    stops while the others train on, ``finish`` with the cell's status. geobench catches
+    what these raise: a failing logger is switched off with one warning and never fails
+    the cell."""
 
     @abc.abstractmethod
     def start(self, run: LogRun) -> None:
@@ -289,6 +290,10 @@ class Logger(abc.ABC):
     def log(self, step: int, scalars: dict[str, float]) -> None:
         """Record ``scalars`` (tag -> value) at ``step``; steps arrive in non-decreasing
         order."""
+
+    def arm_diverged(self, arm: str, step: int, reason: str) -> None:  # noqa: B027
+        """Arm ``arm`` diverged at ``step`` (``reason``) and logs nothing more; the cell's
+        other arms go on. Default: nothing to record."""
 
     @abc.abstractmethod
     def finish(self, status: str) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geobench.records import Cell, Status
+from geobench.records import Cell, Status, label_status, parse_metric_key
 from geobench.report.paths import stem
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite
@@ -48,9 +48,17 @@ class StoredSuite:
 
     def finals(self, status: str = Status.COMPLETE) -> dict[str, dict[str, float]]:
         """Cell id -> final values (result key -> value) of the cells stored as ``status``,
-        in the order of ``cells``."""
-        return {c.id: self.rows[c.id]["metrics"] for c in self.cells
-                if c.id in self.rows and self.rows[c.id]["status"] == status}
+        in the order of ``cells``: only the values of arms in that status (a complete cell
+        leaves out what its diverged arm measured)."""
+        out = {}
+        for cell in self.cells:
+            row = self.rows.get(cell.id)
+            if row is None or row["status"] != status:
+                continue
+            arms = {name: a.status for name, a in row["arms"].items()}
+            out[cell.id] = {key: value for key, value in row["metrics"].items()
+                            if label_status(arms, parse_metric_key(key).arm) == status}
+        return out
 
 
 def stored_suite(loaded: LoadedSuite, profile: str, cells: list[Cell], store: str | Path,

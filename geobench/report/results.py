@@ -1,18 +1,21 @@
 """A results store as flat rows, one per cell and measured value, for pandas and CSV.
 
 Every row starts with the cell's ``cell``, ``suite``, ``profile``, ``trial_seed`` and
-``status``, then the config of the arm it measures flattened to dotted columns
-(``head.activation``, ``optimizer.lr``; lists as JSON text so that every cell of a table is a
-scalar; a config key that would name one of the fixed columns is prefixed ``config.``, e.g.
-``config.status``), and ends with ``arm`` (the label as stored: ``main``, ``cl`` or the
-cross-arm ``cl~nscl``, whose config is ``nscl``'s), ``metric``, ``field``, [``step``,]
-``value`` (NaN where the store holds NULL). The store is only read, never created.
+``status`` (that of the arm the value measures: a complete cell's diverged arm reads
+``diverged``, and so does a cross-arm label with a diverged arm), then the config of the
+arm it measures flattened to dotted columns (``head.activation``, ``optimizer.lr``; lists
+as JSON text so that every cell of a table is a scalar; a config key that would name one of
+the fixed columns is prefixed ``config.``, e.g. ``config.status``), and ends with ``arm``
+(the label as stored: ``main``, ``cl`` or the cross-arm ``cl~nscl``, whose config is
+``nscl``'s), ``metric``, ``field``, [``step``,] ``value`` (NaN where the store holds NULL).
+The store is only read, never created.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import gzip
 import io
 import json
@@ -22,7 +25,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from geobench.records import Cell, MetricKey, Status, measured_arm, metric_key, parse_metric_key
+from geobench.records import (
+    Cell,
+    MetricKey,
+    Status,
+    label_status,
+    measured_arm,
+    metric_key,
+    parse_metric_key,
+)
 from geobench.run.store import (
     LOCK_TIMEOUT_S,
     Store,
@@ -49,6 +60,7 @@ _CELLS = f"SELECT c.id, c.suite, c.profile, c.seed, c.status, c.config FROM cell
 _FINALS = f"SELECT f.cell, f.key, f.value FROM finals f JOIN cells c ON c.id = f.cell {_WHERE}"
 _SERIES = ("SELECT s.cell, s.arm, s.metric, s.step, s.value FROM series s "
            f"JOIN cells c ON c.id = s.cell {_WHERE}")
+_ARMS = f"SELECT a.cell, a.arm, a.status FROM arms a JOIN cells c ON c.id = a.cell {_WHERE}"
 
 
 def result_rows(store: str | Path, suite: str | None = None, profile: str | None = None,
@@ -57,13 +69,14 @@ def result_rows(store: str | Path, suite: str | None = None, profile: str | None
     profile, trial_seed, cell, arm, metric, field; only the cells of ``suite``, ``profile``
     and ids ``cells`` where given. A cell without values (failed early) gives one row with
     arm, metric and field None, value NaN and the config its arms share."""
-    heads, finals = _read(store, _FINALS, suite, profile, cells)
+    heads, finals, statuses = _read(store, _FINALS, suite, profile, cells)
     measured = _by_cell((cell, parse_metric_key(key), {"value": _float(value)})
                         for cell, key, value in finals)
     rows = []
     for head, arms in heads:
         flats = _flat_arms(arms)
-        rows += (_measured_rows(head, flats, measured.get(head["cell"], []))
+        rows += (_measured_rows(head, flats, measured.get(head["cell"], []),
+                                statuses.get(head["cell"]))
                  or [_unmeasured_row(head, flats)])
     return sorted(rows, key=_order)
 
@@ -72,18 +85,20 @@ def series_rows(store: str | Path, suite: str | None = None, profile: str | None
                 cells: list[str] | None = None) -> list[Row]:
     """One row per stored series point: ``result_rows``' columns with ``step`` before
     ``value``, ordered likewise and then by step; a cell without series gives no row."""
-    heads, series = _read(store, _SERIES, suite, profile, cells)
+    heads, series, statuses = _read(store, _SERIES, suite, profile, cells)
     measured = _by_cell((cell, parse_metric_key(metric_key(arm, name)),
                          {"step": step, "value": _float(value)})
                         for cell, arm, name, step, value in series)
     rows = [row for head, arms in heads
-            for row in _measured_rows(head, _flat_arms(arms), measured.get(head["cell"], []))]
+            for row in _measured_rows(head, _flat_arms(arms), measured.get(head["cell"], []),
+                                      statuses.get(head["cell"]))]
     return sorted(rows, key=_order)
 
 
 def cell_records(store: str | Path, cells: list[Cell]) -> list[Row]:
     """One object per cell of ``cells``, in their order: id, trial seed, config, status
-    (``missing`` where the store has none), error and final values."""
+    (``missing`` where the store has none), error, each arm's status (status, step, error)
+    and final values."""
     opened = Store(store, read_only=True)
     try:
         stored = opened.cells([c.id for c in cells])
@@ -95,6 +110,8 @@ def cell_records(store: str | Path, cells: list[Cell]) -> list[Row]:
         records.append({"cell": cell.id, "trial_seed": cell.trial_seed, "config": cell.config(),
                         "status": row["status"] if row else str(Status.MISSING),
                         "error": row["error"] if row else None,
+                        "arms": {name: dataclasses.asdict(a)
+                                 for name, a in row["arms"].items()} if row else {},
                         "metrics": row["metrics"] if row else {}})
     return records
 
@@ -153,9 +170,11 @@ def write_csv(rows: list[Row], out: TextIO) -> None:
 
 
 def _read(store: str | Path, values: str, suite: str | None, profile: str | None,
-          cells: list[str] | None) -> tuple[list[tuple[Row, dict[str, Any]]], list[tuple]]:
-    """The selected cells (identity columns, arm records) and their ``values`` query's rows,
-    read read-only in one snapshot; every SQLite problem as a one-line ``StoreError``."""
+          cells: list[str] | None
+          ) -> tuple[list[tuple[Row, dict[str, Any]]], list[tuple], dict[str, dict[str, str]]]:
+    """The selected cells (identity columns, arm records), their ``values`` query's rows and
+    their arms' statuses (cell -> arm -> status, for the cells stored with them), read
+    read-only in one snapshot; every SQLite problem as a one-line ``StoreError``."""
     path = Path(store)
     check_exists(path)
     params = {"suite": suite, "profile": profile}
@@ -166,12 +185,17 @@ def _read(store: str | Path, values: str, suite: str | None, profile: str | None
             db.execute("BEGIN")  # one snapshot: a run writing meanwhile adds whole cells
             found = db.execute(_CELLS, params).fetchall()
             rows = db.execute(values, params).fetchall()
+            has_arms = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'arms'").fetchone()
+            arm_rows = db.execute(_ARMS, params).fetchall() if has_arms else []
     except (sqlite3.Error, OSError) as exc:
         raise StoreError(f"{path}: results store: {describe_store_error(exc)}") from None
     wanted = None if cells is None else set(cells)
     heads = [(dict(zip(LEAD, (cell, *rest))), json.loads(config)["arms"])
              for cell, *rest, config in found if wanted is None or cell in wanted]
-    return heads, [r for r in rows if wanted is None or r[0] in wanted]
+    statuses: dict[str, dict[str, str]] = {}
+    for cell, arm, status in arm_rows:
+        statuses.setdefault(cell, {})[arm] = status
+    return heads, [r for r in rows if wanted is None or r[0] in wanted], statuses
 
 
 def _by_cell(values: Iterable[tuple[str, MetricKey, Row]]) -> dict[str, Measured]:
@@ -181,9 +205,13 @@ def _by_cell(values: Iterable[tuple[str, MetricKey, Row]]) -> dict[str, Measured
     return out
 
 
-def _measured_rows(head: Row, flats: dict[str, Row], values: Measured) -> list[Row]:
-    """A row per value: the config of the arm its label measures (``ref~arm``: ``arm``)."""
-    return [{**head, **flats.get(measured_arm(key.arm), {}), **key._asdict(), **tail}
+def _measured_rows(head: Row, flats: dict[str, Row], values: Measured,
+                   statuses: dict[str, str] | None) -> list[Row]:
+    """A row per value: the config of the arm its label measures (``ref~arm``: ``arm``) and
+    that label's status (``statuses``: each arm's; None: every arm has the cell's)."""
+    return [{**head, "status": head["status"] if statuses is None
+             else label_status(statuses, key.arm),
+             **flats.get(measured_arm(key.arm), {}), **key._asdict(), **tail}
             for key, tail in values]
 
 

@@ -85,7 +85,7 @@ def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric)
         members = list({cell.id: (cell, None) for cell, _ in members}.values())
     found, diverged, nan = [], 0, 0
     for cell, arm in members:
-        status = values.status(cell)
+        status = values.status(cell, arm, metric.key)
         if status == Status.DIVERGED:
             diverged += 1
         if status != Status.COMPLETE:

@@ -25,7 +25,7 @@ from geobench.contract.spec import Component
 from geobench.records import DEFAULT_THREADS, Cell, CellResult, Status
 from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
 from geobench.run.provenance import provenance
-from geobench.run.store import DEFAULT_STORE, Store
+from geobench.run.store import DEFAULT_STORE, Rerun, Store
 from geobench.suite import CELL_LIMIT, load_suite
 from geobench.suite.seeds import SeedSet, seed_cells
 from geobench.train.engine import run_cell
@@ -179,9 +179,13 @@ class _Progress:
             self.grid.update(1)
             if result.status != Status.COMPLETE:
                 self.grid.write(f"{cell.id} ({cell.label()}): {result.status}: {result.error}")
+            elif diverged_arms(result):
+                self.grid.write(f"{cell.id} ({cell.label()}): complete, "
+                                f"{diverged_arms(result)}")
         elif not self.quiet:
             took = result.finished - result.started
-            note = f" ({cell.id}: {result.error})" if result.error else ""
+            note = f" ({cell.id}: {result.error or diverged_arms(result)})" \
+                if result.error or diverged_arms(result) else ""
             _line(f"[{self.finished}/{self.total}] {self.suite} {cell.label()} "
                   f"{result.status} {took:.1f} s{self.eta(others)}{note}")
 
@@ -217,14 +221,24 @@ def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
     return entry.factory(params, BuildContext(seed=0, device=torch.device("cpu")))
 
 
+def diverged_arms(result: CellResult) -> str:
+    """``arm vicreg diverged at step 7: <why>; ...`` for the arms of a complete cell that
+    diverged ('' for none)."""
+    if result.status != Status.COMPLETE:
+        return ""
+    return "; ".join(f"arm {name} diverged at step {a.step}: {a.error}"
+                     for name, a in result.arms.items() if a.status == Status.DIVERGED)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How ``run_suite`` runs a suite: the profile, ``--set`` overrides and ``--only``
-    restrictions that choose its cells, the store, the executor and its options, whether
-    stored cells rerun, at most ``max_cells`` cells (at most ``cell_limit`` expanded), the
-    lease timeout, the loggers (besides the suite's) and their folder (default: ``logs/``
-    beside the store), the torch threads of each cell, which trial seeds run (``all``, the
-    exploration or the confirmation seeds), and ``quiet`` (no progress)."""
+    restrictions that choose its cells, the store, the executor and its options, which
+    stored cells rerun (True: all; ``diverged``: those stored diverged), at most
+    ``max_cells`` cells (at most ``cell_limit`` expanded), the lease timeout, the loggers
+    (besides the suite's) and their folder (default: ``logs/`` beside the store), the torch
+    threads of each cell, which trial seeds run (``all``, the exploration or the
+    confirmation seeds), and ``quiet`` (no progress)."""
 
     profile: str = "smoke"
     store: str = DEFAULT_STORE
@@ -232,7 +246,7 @@ class RunOptions:
     only: dict[str, list[Any]] = field(default_factory=dict)
     executor: str | None = None
     executor_options: dict[str, Any] = field(default_factory=dict)
-    rerun: bool = False
+    rerun: Rerun = False
     max_cells: int | None = None
     cell_limit: int = CELL_LIMIT
     lease_timeout: float = LEASE_TIMEOUT_S
@@ -310,7 +324,7 @@ def _lost(cell: Cell, exc: BaseException) -> CellResult:
 
 
 def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: float,
-            rerun: bool, held: list[Cell], limit: int | None, summary: RunSummary
+            rerun: Rerun, held: list[Cell], limit: int | None, summary: RunSummary
             ) -> Iterator[Cell]:
     """The cells ``owner`` leases, at most ``limit`` (what ``--max-cells`` leaves), one at a
     time as the executor asks for them; the cells another run holds go to ``held``, those
@@ -327,7 +341,7 @@ def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: 
             summary.elsewhere += 1
 
 
-def _await_others(store: Store, held: list[Cell], timeout: float, since: float, rerun: bool,
+def _await_others(store: Store, held: list[Cell], timeout: float, since: float, rerun: Rerun,
                   summary: RunSummary, progress: _Progress) -> list[Cell]:
     """Wait while other runs hold unexpired leases on every cell of ``held``; once a lease is
     released or expires (its owner stopped), return the unsettled cells for another round.

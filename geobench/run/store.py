@@ -1,5 +1,8 @@
-"""SQLite results store (WAL): one row per finished cell, its metric series and finals, and
-a lease per running cell.
+"""SQLite results store (WAL): one row per finished cell, each arm's status, its metric
+series and finals, and a lease per running cell.
+
+A store written before arms had statuses of their own (no ``arms`` rows for a cell) reads
+each arm as the cell's status; writing to it adds the table.
 
 A cell is written in a single transaction when it finishes, so a run killed at any point
 leaves either the whole cell or nothing; rerunning completes exactly the missing cells.
@@ -21,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from geobench.records import DONE, Cell, CellResult
+from geobench.records import DONE, ArmStatus, Cell, CellResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -41,6 +44,10 @@ CREATE TABLE IF NOT EXISTS finals (
 CREATE TABLE IF NOT EXISTS leases (
     cell TEXT PRIMARY KEY, owner TEXT NOT NULL, expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS arms (
+    cell TEXT NOT NULL REFERENCES cells(id), arm TEXT NOT NULL, status TEXT NOT NULL,
+    step INTEGER, error TEXT, PRIMARY KEY (cell, arm)
+);
 """
 DEFAULT_STORE = "results/geobench.sqlite"  # every command's --store default
 LOCK_TIMEOUT_S = 60.0
@@ -56,8 +63,15 @@ _PROBLEMS = {  # SQLite's message -> what it means for the user
     "database or disk is full": "the disk is full; nothing of the unfinished cell was written",
 }
 F = TypeVar("F", bound=Callable[..., Any])
-# a cell no run should start again; binds the complete and diverged statuses, rerun, since
-_SETTLED = "((status IN (?, ?) AND NOT ?) OR finished >= ?)"
+# a cell no run should start again; binds the complete and diverged statuses, then
+# _rerun's two values, then since
+_SETTLED = "((status IN (?, ?) AND NOT ? AND status != ?) OR finished >= ?)"
+Rerun = bool | str  # True: every stored cell runs again; a status: the cells stored with it
+
+
+def _rerun(rerun: Rerun) -> tuple[bool, str]:
+    """``_SETTLED``'s bindings for ``rerun``: rerun all, the status rerun ('' for none)."""
+    return rerun is True, rerun if isinstance(rerun, str) else ""
 
 
 class StoreError(RuntimeError):
@@ -180,6 +194,7 @@ class Store:
                 prov["claims"] = claims
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))
+            self.db.execute("DELETE FROM arms WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM cells WHERE id = ?", (cell.id,))
             self.db.execute(
                 "INSERT INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -190,11 +205,16 @@ class Store:
                                 [(cell.id, *row) for row in result.series])
             self.db.executemany("INSERT INTO finals VALUES (?,?,?)",
                                 [(cell.id, k, v) for k, v in result.finals.items()])
+            arms = {name: result.arms.get(name, ArmStatus(str(result.status)))
+                    for name in cell.arms}
+            self.db.executemany("INSERT INTO arms VALUES (?,?,?,?,?)",
+                                [(cell.id, name, str(a.status), a.step, a.error)
+                                 for name, a in arms.items()])
             self.db.execute("DELETE FROM leases WHERE cell = ? AND owner = ?", (cell.id, owner))
 
     @_guarded
     def lease(self, cell_id: str, owner: str, timeout: float, since: float,
-              rerun: bool = False) -> bool:
+              rerun: Rerun = False) -> bool:
         """Take the lease of ``cell_id`` for ``owner`` until ``timeout`` seconds from now, in
         one statement (so two runs never both get it): only if the cell is not settled (see
         ``settled``) and no other owner holds an unexpired lease. True if ``owner`` holds it."""
@@ -206,16 +226,17 @@ class Store:
                 "ON CONFLICT(cell) DO UPDATE SET owner = excluded.owner, "
                 "expires = excluded.expires "
                 "WHERE leases.owner = excluded.owner OR leases.expires < ?",
-                (cell_id, owner, now + timeout, cell_id, *DONE, rerun, since, now))
+                (cell_id, owner, now + timeout, cell_id, *DONE, *_rerun(rerun), since, now))
         return cur.rowcount == 1
 
     @_guarded
-    def settled(self, ids: list[str], since: float, rerun: bool = False) -> set[str]:
+    def settled(self, ids: list[str], since: float, rerun: Rerun = False) -> set[str]:
         """Those of ``ids`` no run should start again: finished as complete or diverged
-        (unless ``rerun``), or finished in any status at or after ``since`` (by another run
-        sharing the store: a failure is not retried by every run at once)."""
+        (unless ``rerun`` is True, or names their status), or finished in any status at or
+        after ``since`` (by another run sharing the store: a failure is not retried by every
+        run at once)."""
         rows = self._select(f"SELECT id FROM cells WHERE {_SETTLED} AND id IN ({{}})",
-                            [*DONE, rerun, since], ids)
+                            [*DONE, *_rerun(rerun), since], ids)
         return {r[0] for r in rows}
 
     @_guarded
@@ -250,6 +271,22 @@ class Store:
         for cell, key, value in self._select("SELECT cell, key, value FROM finals "
                                              "WHERE cell IN ({})", [], list(out)):
             out[cell]["metrics"][key] = math.nan if value is None else value
+        arms = self.arm_statuses(list(out))
+        for cell, row in out.items():
+            row["arms"] = arms.get(cell) or {
+                name: ArmStatus(row["status"]) for name in row["config"]["arms"]}
+        return out
+
+    @_guarded
+    def arm_statuses(self, ids: list[str]) -> dict[str, dict[str, ArmStatus]]:
+        """Each arm's stored status of those of ``ids`` that have them (a cell written
+        before arms had statuses has none: its arms read as the cell's status)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'arms'").fetchone():
+            return {}  # an older store opened read-only
+        out: dict[str, dict[str, ArmStatus]] = {}
+        for cell, arm, status, step, error in self._select(
+                "SELECT cell, arm, status, step, error FROM arms WHERE cell IN ({})", [], ids):
+            out.setdefault(cell, {})[arm] = ArmStatus(status, step, error)
         return out
 
     @_guarded

@@ -32,7 +32,7 @@ from geobench.contract.plugins import describe_failure
 from geobench.contract.plugins import registry as default_registry
 from geobench.contract.registry import Registry
 from geobench.contract.spec import ArmSpec, Component
-from geobench.records import Cell, CellResult, Status, finals_of
+from geobench.records import ArmStatus, Cell, CellResult, Status, finals_of
 from geobench.train.arm_run import ArmRun
 from geobench.train.device import resolve_device, synchronize
 from geobench.train.divergence import DivergenceGuard
@@ -114,12 +114,13 @@ def _train(cell: Cell, reg: Registry, progress: Progress | None, result: CellRes
 def _loop(cell: Cell, spec: ArmSpec, runs: list[ArmRun], data: Data, augment: Augmentation,
           total: int, reg: Registry, progress: Progress | None, result: CellResult,
           logs: CellLogs | None) -> None:
-    """The lockstep training loop: views, metrics when due, every arm's step, the guard."""
+    """The lockstep training loop: views, metrics when due, each arm's step, the guard; an
+    arm the guard finds diverged stops there and the others train on."""
     trial = cell.trial_seed
     _check_lockstep(runs)
     n_views = max(type(r.arm.objective).n_views for r in runs)
     channels_last = spec.train.channels_last
-    loop = LoopState(runs, data, augment, trial, total, reg, result, progress,
+    loop = LoopState(runs, list(runs), data, augment, trial, total, reg, result, progress,
                      DivergenceGuard(spec.train.max_loss_ratio), log_every=max(1, total // 200))
     pending: list[torch.Tensor] = []
     digest = []
@@ -148,19 +149,33 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[ArmRun], data: Data, augment: Au
             break
         result.timing.steps = step + 1
         losses = []
-        for r in runs:
+        for r in loop.active:
             with train_rngs[r.replicate].active() if r.replicate else nullcontext():
                 losses.append(r.step(*inputs[r.replicate], step, total))
         pending.append(torch.stack(losses))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
             with phase("check"):
-                stop = flush_losses(loop, pending, step + 1)
-            if stop:
-                return
+                ended = flush_losses(loop, pending, step + 1)
             pending = []
             if logs is not None:
                 logs.send(result.series)
-    result.batch_digest = batch_hash_of(digest)
+                for name in ended:
+                    logs.end_arm(name, result.arms[name])
+            if not loop.active:
+                break
+    _settle(result, [r.name for r in runs])
+    if loop.active:
+        result.batch_digest = batch_hash_of(digest)
+
+
+def _settle(result: CellResult, arms: list[str]) -> None:
+    """Every arm's status (complete unless it diverged) and the cell's: diverged, with the
+    first arm's reason, when every arm diverged; the finals of what each arm kept."""
+    result.arms = {name: result.arms.get(name, ArmStatus(Status.COMPLETE.value))
+                   for name in arms}
+    if all(a.status == Status.DIVERGED for a in result.arms.values()):
+        result.status = Status.DIVERGED
+        result.error = min(result.arms.values(), key=lambda a: a.step).error
     result.finals = finals_of(result.series)
 
 

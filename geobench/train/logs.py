@@ -25,7 +25,7 @@ from geobench.contract.api import BuildContext, Logger, LogRun
 from geobench.contract.plugins import describe_failure
 from geobench.contract.registry import Registry, RegistryError, ValidationError
 from geobench.contract.spec import Component
-from geobench.records import Cell, Status
+from geobench.records import ArmStatus, Cell, Status
 
 WARNED: set[str] = set()  # loggers that have warned in this run and process
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.,=+-]+")
@@ -156,6 +156,14 @@ class CellLogs:
             try:
                 for step, scalars in by_step.items():
                     logger.log(step, scalars)
+            except Exception as exc:
+                self._off(name, "log", exc)
+
+    def end_arm(self, arm: str, status: ArmStatus) -> None:
+        """Tell every logger that ``arm`` diverged (at ``status.step``, for ``status.error``)."""
+        for name, logger in list(self.active.items()):
+            try:
+                logger.arm_diverged(arm, status.step or 0, status.error or "")
             except Exception as exc:
                 self._off(name, "log", exc)
 

@@ -11,7 +11,7 @@ import torch
 
 from geobench.contract.api import Augmentation, Batch, Data, MetricContext
 from geobench.contract.registry import Registry
-from geobench.records import TRAIN_LOSS_KEY, CellResult, Status, cross_arm, finals_of
+from geobench.records import TRAIN_LOSS_KEY, ArmStatus, CellResult, Status, cross_arm
 from geobench.train import precision
 from geobench.train.arm_run import ArmRun
 from geobench.train.device import synchronize
@@ -24,10 +24,12 @@ Inputs = dict[int, tuple[Batch, list[torch.Tensor]]]  # replicate -> (batch, vie
 
 @dataclass
 class LoopState:
-    """What the training loop's helpers share: the cell's arms, data and views, its length,
-    the divergence guard, the metrics' history and the result being filled."""
+    """What the training loop's helpers share: the cell's arms (and those still training),
+    data and views, its length, the divergence guard, the metrics' history and the result
+    being filled."""
 
     runs: list[ArmRun]
+    active: list[ArmRun]  # the arms not diverged, which train on
     data: Data
     augment: Augmentation
     trial: int
@@ -41,35 +43,37 @@ class LoopState:
         default_factory=dict)
 
 
-def flush_losses(loop: LoopState, pending: list[torch.Tensor], upto: int) -> bool:
-    """Record the losses of the steps before ``upto``; return True (and mark the cell
-    diverged) if the guard finds a step that diverged."""
-    runs, result, guard, total = loop.runs, loop.result, loop.guard, loop.total
+def flush_losses(loop: LoopState, pending: list[torch.Tensor], upto: int) -> list[str]:
+    """Record the losses of the steps before ``upto`` (one column per arm of ``loop.active``)
+    and end each arm the guard finds diverged; return the names of those arms."""
+    result, guard, total = loop.result, loop.guard, loop.total
     losses = torch.stack(pending).cpu()
     start = upto - len(pending)
-    problem, bad = None, upto  # bad: the first step whose weights diverged
+    bad: dict[str, tuple[int, str]] = {}  # arm -> (first step it does not keep, why)
     for i, row in enumerate(losses.tolist()):
         step = start + i
-        for run, value in zip(runs, row):
+        for run, value in zip(loop.active, row):
+            if run.name in bad:
+                continue
             problem = guard.loss(run.name, step, value)
             if problem is not None:
-                bad = step
-                break
-            if step % loop.log_every == 0 or step == total - 1:
+                bad[run.name] = (step, problem)
+            elif step % loop.log_every == 0 or step == total - 1:
                 result.series.append((run.name, TRAIN_LOSS_KEY, step, value))
+    for run in loop.active:
+        problem = None if run.name in bad else guard.state(run.name, run.arm, upto - 1)
         if problem is not None:
-            break
-    for run in runs:
-        problem = problem or guard.parameters(run.name, run.arm, upto - 1)
-    if problem is not None:
-        result.status = Status.DIVERGED
-        result.error = problem
-        result.series = [row for row in result.series if row[2] < bad]  # none measured after
-        result.finals = finals_of(result.series)
-        return True
-    if loop.progress is not None:
-        loop.progress(upto, total, float(losses[-1].mean()))
-    return False
+            bad[run.name] = (upto, problem)
+    for name, (step, problem) in bad.items():
+        result.arms[name] = ArmStatus(Status.DIVERGED.value, step, problem)
+        # nothing of the arm (or of a pair with it) measured from that step on
+        result.series = [row for row in result.series
+                         if row[2] < step or name not in row[0].split("~")]
+    kept = [i for i, run in enumerate(loop.active) if run.name not in bad]
+    loop.active = [loop.active[i] for i in kept]
+    if loop.progress is not None and kept:
+        loop.progress(upto, total, float(losses[-1, kept].mean()))
+    return list(bad)
 
 
 def run_metrics(loop: LoopState, step: int, inputs: Inputs) -> None:
@@ -77,15 +81,16 @@ def run_metrics(loop: LoopState, step: int, inputs: Inputs) -> None:
     ``metric/<id>/<step>`` (the same for every arm), and training's RNG is left as it was.
     Every metric sees the suite's first arm as ``reference`` (a cross-arm metric compares
     against it; a per-arm metric may relate to it) and the batch and views of its arm's
-    replicate."""
-    runs, trial = loop.runs, loop.trial
-    due = [(run, mid, metric) for run in runs for mid, metric, steps in run.metrics
+    replicate. A diverged arm is measured no more; once the first arm has diverged, the
+    cross-arm metrics stop and the per-arm ones see no reference (``ctx.reference`` None)."""
+    trial, active = loop.trial, loop.active
+    due = [(run, mid, metric) for run in active for mid, metric, steps in run.metrics
            if step in steps]
-    reference = runs[0]
+    reference = loop.runs[0]
     for run, mid, metric in due:
         if metric.cross_arm and run is not reference:
             continue
-        pairs = [(r, reference) for r in runs[1:]] if metric.cross_arm else [(run, None)]
+        pairs = [(r, reference) for r in active[1:]] if metric.cross_arm else [(run, None)]
         seed = stream_seed(trial, metric_stream(mid, step))
         for arm_run, ref in pairs:
             label = cross_arm(reference.name, arm_run.name) if ref is not None else arm_run.name
@@ -95,9 +100,10 @@ def run_metrics(loop: LoopState, step: int, inputs: Inputs) -> None:
                 step=step, total_steps=loop.total, arm_name=arm_run.name, arm=arm_run.arm,
                 data=loop.data, batch=batch, views=views, augmentation=loop.augment,
                 generator=torch.Generator().manual_seed(seed), spec=arm_run.record,
-                seed=stream_seed(trial, metric_stream(mid)), reference_name=reference.name,
-                reference=reference.arm, history=hist, lrs=list(arm_run.lrs),
-                optimizer=arm_run.optimizer, registry=loop.registry)
+                seed=stream_seed(trial, metric_stream(mid)), history=hist,
+                lrs=list(arm_run.lrs), optimizer=arm_run.optimizer, registry=loop.registry)
+            if reference is active[0]:
+                ctx.reference_name, ctx.reference = reference.name, reference.arm
             modes = [(m, m.training) for m in (arm_run.arm, reference.arm)]
             for module, _ in modes:
                 module.eval()

@@ -189,6 +189,7 @@ class SimilarityDescent(Metric):
         super().__init__(params)
         self.sigma: Tensor | None = None
         self.paired: Tensor | None = None  # the proxy under the reference arm's objective
+        self.paired_objective: Objective | None = None  # kept: that arm may diverge later
         self.start: Tensor | None = None
         self.subset: Tensor | None = None
         self.applied = 0  # steps folded into sigma
@@ -200,7 +201,7 @@ class SimilarityDescent(Metric):
         ref = ctx.reference
         if ref is not None and has_sigma_form(ref.objective) \
                 and not _same_loss(ref.objective, ctx.arm.objective):
-            self.paired = self.sigma.clone()
+            self.paired, self.paired_objective = self.sigma.clone(), ref.objective
         self.start = self.sigma[subset][:, subset].clone()
         self.applied = ctx.step
 
@@ -226,8 +227,7 @@ class SimilarityDescent(Metric):
             index = self.queue.pop(t).to(self.sigma.device)
             proxy_step(self.sigma, ctx.arm.objective, index, labels[index], ctx.lrs[t])
             if self.paired is not None:
-                assert ctx.reference is not None
-                proxy_step(self.paired, ctx.reference.objective, index, labels[index],
+                proxy_step(self.paired, self.paired_objective, index, labels[index],
                            ctx.lrs[t])
             self.applied += 1
 

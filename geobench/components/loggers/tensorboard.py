@@ -20,7 +20,7 @@ class TensorBoardLogger(Logger):
     HParams session that starts with the cell and ends with its status (``complete`` is
     success, any other status failure), and its whole resolved config as text (``config``).
     No experiment summary is written, so the HParams dashboard lists every scalar tag as a
-    metric."""
+    metric. An arm that diverges while the others train on gets the text ``<arm>/status``."""
 
     def __init__(self, params: TensorBoardParams) -> None:
         from torch.utils.tensorboard import SummaryWriter  # needs the tensorboard package
@@ -45,6 +45,10 @@ class TensorBoardLogger(Logger):
     def log(self, step: int, scalars: dict[str, float]) -> None:
         for tag, value in scalars.items():
             self.writer.add_scalar(tag, value, global_step=step)
+
+    def arm_diverged(self, arm: str, step: int, reason: str) -> None:
+        self.writer.add_text(f"{arm}/status", f"diverged at step {step}: {reason}",
+                             global_step=step)
 
     def finish(self, status: str) -> None:
         try:

@@ -19,7 +19,8 @@ class WandbParams(Params):
 
 class WandbLogger(Logger):
     """A run per cell (name: its varied keys, group: the suite, job type: the profile,
-    config: its resolved config); every tag is logged against the training ``step``."""
+    config: its resolved config); every tag is logged against the training ``step``; an arm
+    that diverges while the others train on gets the summary entry ``<arm>/status``."""
 
     def __init__(self, params: WandbParams) -> None:
         import wandb  # needs the wandb package
@@ -42,6 +43,9 @@ class WandbLogger(Logger):
 
     def log(self, step: int, scalars: dict[str, float]) -> None:
         self.run.log({STEP: step, **scalars})
+
+    def arm_diverged(self, arm: str, step: int, reason: str) -> None:
+        self.run.summary[f"{arm}/status"] = f"diverged at step {step}: {reason}"
 
     def finish(self, status: str) -> None:
         self.run.finish(exit_code=0 if status == Status.COMPLETE.value else 1)

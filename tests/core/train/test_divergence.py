@@ -86,7 +86,7 @@ def test_non_finite_parameters_end_the_cell_even_with_finite_losses(tmp_path):
     text = small_suite(steps=3, lrs=(0.1,)).replace("{name: toy_ce}", "{name: poison_ce}")
     result = run_cell(_cell(tmp_path, reg, text), reg)
     assert result.status == "diverged"
-    assert result.error == "non-finite parameters after step 2 (arm main)"
+    assert result.error == "non-finite parameter backbone.layers.0.weight after step 2 (arm main)"
 
 
 def test_the_ratio_rule_floors_an_initial_loss_near_zero():
