@@ -20,6 +20,7 @@ torch and pydantic, so that the installed copy works on its own.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -150,6 +151,29 @@ def build_toy_ce(params: EmptyParams, ctx: BuildContext) -> ToyCE:
     return ToyCE(ctx.embed_dim, ctx.data.num_classes)
 
 
+class ToyNanAtParams(Params):
+    at: int = Field(ge=0, description="the first step whose loss is NaN")
+
+
+class ToyCENanAt(ToyCE):
+    """ToyCE whose loss is NaN from step ``at`` on (and so are the gradients and weights):
+    an arm driven to diverge at a known step."""
+
+    def __init__(self, embed_dim: int, num_classes: int, at: int) -> None:
+        super().__init__(embed_dim, num_classes)
+        self.at = at
+
+    def forward(self, arm: Arm, batch: Batch, views: list[Tensor]) -> Tensor:
+        loss = super().forward(arm, batch, views)
+        return loss * math.nan if batch.step >= self.at else loss
+
+
+def build_toy_ce_nan_at(params: ToyNanAtParams, ctx: BuildContext) -> ToyCENanAt:
+    if ctx.embed_dim is None or ctx.data is None:
+        raise ValueError("toy_ce_nan_at needs the embedding dimension and the class count")
+    return ToyCENanAt(ctx.embed_dim, ctx.data.num_classes, params.at)
+
+
 class ToyNTXentParams(Params):
     tau: float = Field(0.5, gt=0, description="temperature of the cosine similarities")
 
@@ -248,6 +272,8 @@ def register_objectives(register):
     register("toy_ce", build_toy_ce, doc="cross-entropy of a linear classifier (test plugin)")
     register("toy_nt_xent", lambda p, ctx: ToyNTXent(p.tau), params=ToyNTXentParams,
              doc="NT-Xent between two views (test plugin)")
+    register("toy_ce_nan_at", build_toy_ce_nan_at, params=ToyNanAtParams,
+             doc="toy_ce, NaN from step `at` on (test plugin)")
 
 
 @hookimpl

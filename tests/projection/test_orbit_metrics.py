@@ -131,6 +131,19 @@ def test_metric_singularity_secants_without_orbit_structure(sigma):
     assert all(math.isfinite(v) for v in out.values())
 
 
+def test_metric_singularity_without_a_tangent_reads_nan():
+    """Views the backbone maps to the same features (here: no augmentation) leave no tangent
+    direction: its quotient is undefined, NaN, and the random ones are still measured."""
+    data = orbit_data()
+    data.extras.clear()
+    arm = _arm(nuisance_gain=0.5).eval()
+    ctx = metric_context(arm, data, [data.train_x[:6]] * 2,
+                         augmentation=lambda x, index, generator, view=0: x)
+    out = MetricSingularity(SingularityParams(samples=6, random=2))(ctx)
+    assert math.isnan(out["tangent_rq"]) and math.isnan(out["ratio"])
+    assert math.isfinite(out["random_rq"]) and out["random_rq"] != 0
+
+
 class Attention(nn.Module):
     """Self-attention over 3 tokens of width 2 (fused CPU attention kernels have no
     forward-mode derivative; the metric must still push tangents through)."""

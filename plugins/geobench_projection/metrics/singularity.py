@@ -27,6 +27,8 @@ actually produce).  G is indefinite for normalised losses, so quotients may be n
 
 from __future__ import annotations
 
+import math
+
 from typing import Literal
 
 import torch
@@ -80,11 +82,13 @@ def _has_exact_orbits(data) -> bool:
 
 
 def _quotients(op_matvec, dirs: list[Tensor]) -> list[float]:
-    """v^T A v / v^T v for each direction v."""
+    """v^T A v / v^T v for each direction v (NaN for v = 0: a backbone whose features do not
+    move along the orbit has no tangent direction)."""
     values = []
     for v in dirs:
         flat = v.flatten()
-        values.append(float(flat @ op_matvec(flat)) / float(flat @ flat))
+        norm = float(flat @ flat)
+        values.append(float(flat @ op_matvec(flat)) / norm if norm else math.nan)
     return values
 
 
