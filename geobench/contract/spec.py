@@ -54,7 +54,7 @@ class TrainSpec(Strict):
     max_loss_ratio: float | None = Field(
         1e4, gt=1, allow_inf_nan=False,
         description="divergence guard: a step whose |loss| exceeds this times the initial "
-                    "|loss| ends the cell as diverged (null: only non-finite values do)")
+                    "|loss| ends the arm as diverged (null: only non-finite values do)")
 
     @field_validator("warmup_steps")
     @classmethod

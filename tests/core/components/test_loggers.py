@@ -82,6 +82,33 @@ def test_tensorboard_scalars_equal_the_stored_series(tmp_path, executor):
             ("session_end_info", "STATUS_SUCCESS")]
 
 
+def test_tensorboard_ends_a_diverged_arm_and_the_cell_goes_on(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    path, logs, store = _suite(tmp_path), tmp_path / "tb", tmp_path / "db.sqlite"
+    path.write_text(path.read_text().replace(
+        "fast: {optimizer: {lr: 0.2}}", "fast: {objective: {name: toy_ce_nan_at, at: 13}}"))
+    assert main(["run", str(path), "--store", str(store), "--logger", "tensorboard",
+                 "--log-dir", str(logs), "--quiet", "--no-leaderboard"]) == 0
+    stored = _stored(store)
+    for cell in _cells(path):
+        events = EventAccumulator(str(run_folder(logs, cell)),
+                                  size_guidance={"scalars": 0, "tensors": 0})
+        events.Reload()
+        series = stored[cell.id]
+        assert set(events.Tags()["scalars"]) == set(series)
+        for tag, rows in series.items():
+            assert [e.step for e in events.Scalars(tag)] == [s for s, _ in rows], tag
+        assert max(s for tag, rows in series.items() if tag.startswith("fast/")
+                   for s, _ in rows) == 12
+        assert max(s for s, _ in series["slow/loss.train"]) == 24  # trained to the end
+        (status,) = events.Tensors("fast/status/text_summary")
+        assert status.tensor_proto.string_val[0].decode() == (
+            "diverged at step 13: non-finite loss nan at step 13 (arm fast)")
+        assert _hparams_sessions(run_folder(logs, cell))[-1] == (
+            "session_end_info", "STATUS_SUCCESS")  # the cell is complete
+
+
 def _hparams_sessions(folder: Path) -> list[tuple[str, object]]:
     """The HParams plugin's summaries in ``folder``'s event files, in order: the start
     info's hparams, the end info's status (and ``experiment``, if any, as written)."""
