@@ -225,6 +225,9 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
     prov = provenance(cells, values)
     threads = prov["threads"]  # 0: unknown
     counts = ", ".join(f"{n} {s}" for s, n in prov["statuses"].items())
+    if prov["arms_diverged"]:
+        counts += "; arm diverged in a complete cell: " + ", ".join(
+            f"{arm} in {n}" for arm, n in prov["arms_diverged"].items())
     seeds = prov["trial_seeds"]
     profile = "".join(sorted({f" --profile {c.profile}" for c in cells if c.profile != "smoke"}))
     flag = f" --threads {threads[0]}" if threads not in ([], [str(DEFAULT_THREADS)]) \

@@ -15,7 +15,7 @@ from geobench.claims.forest import forest_points, format_effect, standardised
 from geobench.claims.table import PaperFamily, Section, format_p, holm_text, n_text, part_text
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict
-from geobench.records import Cell
+from geobench.records import Cell, Status
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
 from geobench.suite.seeds import seed_plan
@@ -26,8 +26,9 @@ RECORD_SUFFIX = ".json"
 
 def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
     """What ran the cells: code versions (``-dirty`` with uncommitted changes), torch,
-    devices, torch threads per cell, the cells' statuses, trial seeds and when the first
-    and last finished (UTC, ISO 8601; None when none has)."""
+    devices, torch threads per cell, the cells' statuses, how many complete cells each arm
+    diverged in, trial seeds and when the first and last finished (UTC, ISO 8601; None when
+    none has)."""
     provs = [r["provenance"] for r in values.rows.values()]
     finished = sorted(t for c in cells if (t := values.finished(c)) is not None)
     return {
@@ -37,6 +38,10 @@ def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
         "devices": sorted({p.get("device", "?") for p in provs}),
         "threads": sorted({str(p["threads"]) for p in provs if p.get("threads")}),
         "statuses": dict(sorted(Counter(values.status(c) for c in cells).items())),
+        "arms_diverged": dict(sorted(Counter(
+            name for c in cells if values.status(c) == Status.COMPLETE
+            for name, arm in values.rows[c.id]["arms"].items()
+            if arm.status == Status.DIVERGED).items())),
         "trial_seeds": sorted({c.trial_seed for c in cells}),
         "ran": [_iso(finished[0]), _iso(finished[-1])] if finished else None,
     }

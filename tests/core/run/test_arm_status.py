@@ -65,6 +65,8 @@ def test_one_diverged_arm_leaves_out_its_own_values_only(tmp_path, monkeypatch, 
         assert claims[cid]["verdict"] == "insufficient"
 
     board = (tmp_path / "board.md").read_text()
+    assert "- cells: 3 (3 complete; arm diverged in a complete cell: bad in 3); " in board
+    assert json.loads((tmp_path / "board.json").read_text())["arms_diverged"] == {"bad": 3}
     with open(tmp_path / "board_claims.csv") as fh:
         units = list(csv.DictReader(fh))
     assert sorted((u["claim"], u["arm"], u["excluded"]) for u in units) == sorted(
