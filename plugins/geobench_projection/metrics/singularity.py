@@ -28,7 +28,6 @@ actually produce).  G is indefinite for normalised losses, so quotients may be n
 from __future__ import annotations
 
 import math
-
 from typing import Literal
 
 import torch
