@@ -9,7 +9,15 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.contract.api import Arm, Batch, FieldDoc, Metric, MetricContext, MetricParams
+from geobench.contract.api import (
+    Arm,
+    Batch,
+    FieldDoc,
+    Metric,
+    MetricContext,
+    MetricParams,
+    augmentation_on,
+)
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
 from geobench.geometry.rank import effective_rank
 
@@ -93,20 +101,21 @@ class EvalLossParams(MetricParams):
 
 
 class EvalLoss(Metric):
-    """The arm's objective on held-out batches (views from the metric's own generator)."""
+    """The arm's objective on held-out batches (views of the test samples, from the metric's
+    own generator)."""
 
     @torch.no_grad()
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         size = min(ctx.data.batch_size, len(ctx.data.test_x))
         n_views = type(ctx.arm.objective).n_views
+        augment = augmentation_on(ctx.augmentation, "test")
         losses = []
         for b, start in enumerate(range(0, len(ctx.data.test_x) - size + 1, size)):
             if b >= self.params.max_batches:
                 break
             index = torch.arange(start, start + size, device=ctx.data.test_x.device)
             batch = Batch(ctx.data.test_x[index], ctx.data.test_y[index], index, ctx.step)
-            views = [ctx.augmentation(batch.x, index, ctx.generator, view=v)
-                     for v in range(n_views)]
+            views = [augment(batch.x, index, ctx.generator, view=v) for v in range(n_views)]
             losses.append(float(ctx.arm.objective(ctx.arm, batch, views)))
         return {"value": sum(losses) / len(losses)}
 

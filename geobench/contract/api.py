@@ -104,11 +104,23 @@ class Augmentation(Protocol):
     augmentations look up latent coordinates by them); ``generator`` is a CPU
     ``torch.Generator`` from which all per-sample randomness is drawn; ``view`` is the
     view's number (0, 1, ...), for asymmetric two-view recipes such as BYOL's.
+
+    An augmentation that looks samples up by ``index`` also provides ``on(split)``: itself
+    for indices into another split (``test``, ``reference``). A metric that augments
+    held-out samples calls it (``augmentation_on``); without it the samples' values are all
+    an augmentation may use.
     """
 
     def __call__(
         self, x: Tensor, index: Tensor, generator: torch.Generator, view: int = 0
     ) -> Tensor: ...
+
+
+def augmentation_on(augmentation: Augmentation, split: str) -> Augmentation:
+    """``augmentation`` for samples indexed into ``split``: its ``on(split)`` where it looks
+    samples up by index, else itself."""
+    on = getattr(augmentation, "on", None)
+    return augmentation if on is None else on(split)
 
 
 class Arm(nn.Module):

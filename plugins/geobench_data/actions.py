@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -24,17 +24,24 @@ def build_none(params: Params, ctx: BuildContext) -> Any:
 
 @dataclass(frozen=True)
 class OrbitAction:
-    """A random group element applied to each training sample, via the dataset's orbit.
+    """A random group element applied to each sample of ``split`` (training unless made
+    ``on`` another), via the dataset's orbit.
 
-    The view is ``orbit.views("train", index, generator)`` (the batch's values are not
-    used: the action works on the latent coordinates looked up by ``index``).
+    The view is ``orbit.views(split, index, generator)`` (the batch's values are not used:
+    the action works on the latent coordinates looked up by ``index``).
     """
 
     orbit: Any
+    split: str = "train"
 
     def __call__(self, x: Tensor, index: Tensor, generator: torch.Generator,
                  view: int = 0) -> Tensor:
-        return host_to_device(self.orbit.views("train", index, generator).to(x.dtype), x.device)
+        return host_to_device(self.orbit.views(self.split, index, generator).to(x.dtype),
+                              x.device)
+
+    def on(self, split: str) -> OrbitAction:
+        """The same action on samples indexed into ``split`` (``test``, ``reference``)."""
+        return replace(self, split=split)
 
 
 def build_orbit_action(params: Params, ctx: BuildContext) -> OrbitAction:

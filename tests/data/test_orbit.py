@@ -7,8 +7,11 @@ import math
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
-from tests.data.helpers import data, gen
+from geobench.components.metrics import EvalLoss, EvalLossParams
+from geobench.contract.api import Arm, Batch, MetricContext, Objective
+from tests.data.helpers import augmentation, data, gen
 
 SPEC = {"name": "orbit_manifold", "n_train": 64, "n_test": 48, "reference_size": 16,
         "dim": 12, "pairs": 3, "class_dim": 2, "num_classes": 4}
@@ -89,3 +92,35 @@ def test_orbit_manifold_is_seeded_and_labels_are_invariant() -> None:
     lat = a.extras["orbit"].latent["train"][:, :2]
     centers = torch.stack([lat[a.train_y == k].mean(0) for k in range(4)])
     assert (torch.cdist(lat, centers).argmin(1) == a.train_y).float().mean() > 0.9
+
+
+class _ViewDistance(Objective):
+    """Mean squared distance of each sample's view from the sample itself."""
+
+    n_views = 1
+
+    def forward(self, arm, batch, views):
+        return (views[0] - batch.x).pow(2).sum(1).mean()
+
+
+def test_eval_loss_views_the_test_samples_under_orbit_action() -> None:
+    """The held-out loss augments the test samples: their own orbits, not the training
+    samples' that share their indices."""
+    d = data({**SPEC, "batch_size": 8})
+    orbit, action = d.extras["orbit"], augmentation({"name": "orbit_action"}, d)
+    arm = Arm(nn.Identity(), nn.Identity(), _ViewDistance())
+    batch = Batch(d.train_x[:4], d.train_y[:4], torch.arange(4), 0)
+    ctx = MetricContext(step=0, total_steps=1, arm_name="main", arm=arm, data=d, batch=batch,
+                        views=[batch.x], augmentation=action, generator=gen(3), spec={})
+    got = EvalLoss(EvalLossParams(max_batches=3))(ctx)["value"]
+
+    def expected(split: str) -> float:
+        g, size, losses = gen(3), 8, []
+        for start in range(0, 24, size):  # 3 held-out batches of the data's batch size
+            index = torch.arange(start, start + size)
+            views = orbit.views(split, index, g)
+            losses.append(float((views - d.test_x[index]).pow(2).sum(1).mean()))
+        return sum(losses) / len(losses)
+
+    assert got == pytest.approx(expected("test"), rel=1e-6)
+    assert abs(got - expected("train")) > 0.1 * got  # the training samples' orbits differ
