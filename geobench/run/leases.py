@@ -1,15 +1,20 @@
 """Leases let several runs share one store: a cell is leased (owner, expiry) before it runs,
 a background thread extends the owner's leases, and a lease that expired (its owner stopped
 renewing it) may be taken over — at once when the owner was a process of this machine, in
-this process namespace, that no longer exists. See ``Store.lease``."""
+this process namespace, that no longer exists. A task that may outlive its run (a Slurm
+array task) takes its cell's lease over and renews it itself (``TaskLease``). See
+``Store.lease``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -56,6 +61,38 @@ def release_dead(store: Store, ids: list[str]) -> None:
     for owner in {owner for owner, _ in store.leases(ids).values()}:
         if owner_died(owner):
             store.release(owner)
+
+
+class LeaseLost(RuntimeError):
+    """Another run took a cell's lease over before the task handed it could take it."""
+
+
+@dataclass(frozen=True)
+class TaskLease:
+    """How a task that may outlive its run (a Slurm array task) holds its cell's lease: the
+    store, the run's owner and the lease timeout. Picklable, sent with the task."""
+
+    store: str
+    owner: str
+    timeout: float
+
+    @contextlib.contextmanager
+    def held(self, cell_id: str) -> Iterator[None]:
+        """Take ``cell_id``'s lease over from the run and keep it alive (``Heartbeat``) while
+        the block runs, then release it: a rerun after the run died sees the cell held and
+        waits instead of running it again. ``LeaseLost`` when another run took the lease
+        meanwhile (the run stopped renewing it): the cell is that run's now."""
+        mine = new_owner()
+        store = Store(self.store)
+        try:
+            taken = store.hand_over(cell_id, self.owner, mine, self.timeout)
+        finally:
+            store.close()
+        if not taken:
+            raise LeaseLost(f"cell {cell_id}: another run took its lease over from "
+                            f"{self.owner}; not run here")
+        with Heartbeat(self.store, mine, self.timeout):
+            yield
 
 
 class Heartbeat:

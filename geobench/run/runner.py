@@ -23,7 +23,13 @@ from geobench.contract.plugins import describe_failure, registry
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import Component
 from geobench.records import DEFAULT_THREADS, Cell, CellResult, Status
-from geobench.run.leases import LEASE_TIMEOUT_S, Heartbeat, new_owner, release_dead
+from geobench.run.leases import (
+    LEASE_TIMEOUT_S,
+    Heartbeat,
+    TaskLease,
+    new_owner,
+    release_dead,
+)
 from geobench.run.provenance import provenance
 from geobench.run.store import DEFAULT_STORE, Rerun, Store
 from geobench.suite import CELL_LIMIT, load_suite
@@ -299,7 +305,8 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
                     limit = None if o.max_cells is None else o.max_cells - started
                     leased = _leased(store, todo, owner, o.lease_timeout, since, o.rerun, held,
                                      limit, summary)
-                    for cell, result in _execute(runner, leased, progress, task):
+                    lease = TaskLease(str(o.store), owner, o.lease_timeout)
+                    for cell, result in _execute(runner, leased, progress, task, lease):
                         if isinstance(result, BaseException):  # the executor lost the task
                             result = _lost(cell, result)
                         store.write(cell, result, provenance(), owner)
@@ -365,7 +372,12 @@ def _await_others(store: Store, held: list[Cell], timeout: float, since: float, 
     return []
 
 
-def _execute(runner, todo: Iterator[Cell], progress: _Progress, task: CellTask):
+def _execute(runner, todo: Iterator[Cell], progress: _Progress, task: CellTask,
+             lease: TaskLease):
+    """The executor's results of ``todo``; an executor whose tasks may outlive this run
+    (``tasks_hold_leases``) gets the run's ``lease`` for its tasks to take over."""
+    if getattr(runner, "tasks_hold_leases", False):
+        return runner.map(task, todo, lease=lease)
     if getattr(runner, "in_process", False):
         def fn(cell: Cell) -> CellResult:
             progress.start(cell)

@@ -240,6 +240,16 @@ class Store:
         return {r[0] for r in rows}
 
     @_guarded
+    def hand_over(self, cell_id: str, owner: str, to: str, timeout: float) -> bool:
+        """Pass ``owner``'s lease of ``cell_id`` to ``to`` until ``timeout`` seconds from now;
+        False (and nothing changed) when ``owner`` no longer holds it."""
+        with self._writing():
+            cur = self.db.execute("UPDATE leases SET owner = ?, expires = ? "
+                                  "WHERE cell = ? AND owner = ?",
+                                  (to, time.time() + timeout, cell_id, owner))
+        return cur.rowcount == 1
+
+    @_guarded
     def renew(self, owner: str, timeout: float) -> None:
         """Heartbeat: extend every lease ``owner`` holds to ``timeout`` seconds from now."""
         with self._writing():

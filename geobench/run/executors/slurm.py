@@ -1,11 +1,15 @@
 """Slurm executor on submitit: the missing cells go out as one job array, each array task
 runs exactly one cell and writes ``<folder>/<cell id>.result.pkl``; the driver collects
-those files into the store as they appear. A driver that stops (logout, Ctrl-C) leaves
-the jobs running; ``geobench collect SUITE`` stores whatever they have written since.
-Needs ``pip install geobench[slurm]``."""
+those files into the store as they appear and removes each once stored. A driver that
+stops (logout, Ctrl-C, killed) leaves the jobs running; ``geobench collect SUITE`` stores
+whatever they have written since, and so does a rerun, which submits none of those cells
+again: each array task takes its cell's lease over from the driver and renews it while it
+runs (``TaskLease``), so a rerun waits for a cell whose task still runs. Needs
+``pip install geobench[slurm]``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import time
@@ -17,6 +21,7 @@ from pydantic import Field
 
 from geobench.contract.api import Params
 from geobench.records import Cell, CellResult
+from geobench.run.leases import TaskLease
 from geobench.run.provenance import provenance
 from geobench.run.safeload import UnreadableFileError, check_private, load_pickle
 from geobench.run.store import Store
@@ -59,18 +64,24 @@ def collect(cells: list[Cell], store: str | Path, folder: str | Path) -> tuple[i
         found = [(c, result_path(folder, c.id)) for c in cells if c.id not in done]
         found = [(c, p) for c, p in found if p.exists()]
         results = [(cell, load_result(path, cell.id)) for cell, path in found]
-        for cell, result in results:
+        for (cell, result), (_, path) in zip(results, found):
             opened.write(cell, result, provenance())
+            path.unlink(missing_ok=True)
     finally:
         opened.close()
     return len(found), len(done), len(cells) - len(done) - len(found)
 
 
-def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str) -> None:
+def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str,
+                 lease: TaskLease | None = None) -> None:
     """One array task: run one cell and write its result atomically, writable by its owner
-    alone (whatever the umask) so that the driver agrees to load it."""
-    result = fn(item)
-    path = result_path(folder, item.id)
+    alone (whatever the umask) so that the driver agrees to load it; holding the cell's
+    ``lease`` until the file is written."""
+    with lease.held(item.id) if lease is not None else contextlib.nullcontext():
+        _save(fn(item), result_path(folder, item.id))
+
+
+def _save(result: Any, path: Path) -> None:
     tmp = path.with_suffix(".tmp")
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
         pickle.dump(result, fh)
@@ -80,6 +91,7 @@ def run_and_save(fn: Callable[[Any], Any], item: Any, folder: str) -> None:
 
 class SlurmExecutor:
     in_process = False
+    tasks_hold_leases = True
 
     def __init__(self, params: SlurmParams) -> None:
         try:
@@ -99,15 +111,24 @@ class SlurmExecutor:
                              slurm_array_parallelism=p.array_parallelism, **extra)
         return ex
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any],
+            lease: TaskLease | None = None) -> Iterator[tuple[Any, Any]]:
+        """Each item's result as its file appears (then the file is removed: the caller
+        has stored it when it asks for the next); an item whose file a task of an earlier
+        run left is not submitted again. With ``lease``, each task holds its cell's lease."""
         items = list(items)
         if not items:
             return
         folder = self.params.folder
         Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
         check_private(folder)  # before any job runs: its results could not be loaded
+        for item in [i for i in items if result_path(folder, i.id).exists()]:
+            items.remove(item)
+            yield from _collected(item, result_path(folder, item.id))
+        if not items:
+            return
         jobs = self._executor().map_array(run_and_save, [fn] * len(items), items,
-                                          [folder] * len(items))
+                                          [folder] * len(items), [lease] * len(items))
         pending = dict(zip(jobs, items))
         while pending:
             for job, item in list(pending.items()):
@@ -115,16 +136,25 @@ class SlurmExecutor:
                 finished = job.done()  # before looking for the file: no result is missed
                 if path.exists():
                     del pending[job]
-                    try:
-                        result = load_result(path, item.id)  # refused unless private
-                    except UnreadableFileError as exc:  # corrupt: this cell fails
-                        result = exc
-                    yield item, result
+                    yield from _collected(item, path)
                 elif finished:
                     del pending[job]
                     yield item, RuntimeError(f"array task {job.job_id} failed: {job.state}")
             if pending:
                 time.sleep(self.params.poll_seconds)
+
+
+def _collected(item: Any, path: Path) -> Iterator[tuple[Any, Any]]:
+    """``item`` with the result at ``path``, which is removed once the caller asks for more
+    (it has stored it); a file that cannot be loaded (not private, corrupt) fails the cell
+    and is left for inspection."""
+    try:
+        result = load_result(path, item.id)
+    except UnreadableFileError as exc:
+        yield item, exc
+        return
+    yield item, result
+    path.unlink(missing_ok=True)
 
 
 def build_slurm(params: SlurmParams, ctx: Any) -> SlurmExecutor:
