@@ -184,7 +184,8 @@ class CellResult:
     ``complete`` while one arm ran to the end, ``diverged`` when every arm diverged), the
     series ``(arm, series, step, value)`` and the last value of each series under its result
     key (``finals``); ``claims``: the digest of every claim definition of the suite the cell
-    ran under (None: not recorded)."""
+    ran under (None: not recorded); ``peak_mb``: the peak resident memory of the process
+    while it ran the cell (``geobench.train.memory``)."""
 
     cell_id: str
     status: str  # a Status value
@@ -199,6 +200,7 @@ class CellResult:
     batch_digest: str = ""
     claims: dict[str, str] | None = None  # claim id -> digest of its definition, in force
     arms: dict[str, ArmStatus] = field(default_factory=dict)
+    peak_mb: float | None = field(default=None, compare=False)  # resident memory, MiB
     timing: Timing = field(default_factory=Timing, compare=False)
 
 

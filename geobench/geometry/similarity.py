@@ -171,18 +171,21 @@ def kernel_cka(K: Tensor, L: Tensor, debiased: bool = True) -> float:
     if k.shape != (n, n) or l_.shape != (n, n):
         raise ValueError(f"K and L must be n x n of the same n: {tuple(k.shape)}, "
                          f"{tuple(l_.shape)}")
-    m = torch.stack([k, l_])
+    m = torch.stack([k, l_])  # a copy, centred in place (the same operations, one buffer)
     if debiased:
         if n < 4:
             raise ValueError(f"debiased CKA needs at least 4 samples, got {n}")
         eye = torch.eye(n, dtype=torch.bool, device=m.device)
-        m = m.masked_fill(eye, 0.0)
+        m.masked_fill_(eye, 0.0)
         r = m.sum(2)
-        m = m - (r[:, :, None] + r[:, None, :]) / (n - 2) + (
-            r.sum(1)[:, None, None] / ((n - 1) * (n - 2)))
-        m = m.masked_fill(eye, 0.0)  # the common 1/(n(n-3)) cancels in the ratio
+        shift = r[:, :, None] + r[:, None, :]
+        m.sub_(shift.div_(n - 2)).add_(r.sum(1)[:, None, None] / ((n - 1) * (n - 2)))
+        del shift
+        m.masked_fill_(eye, 0.0)  # the common 1/(n(n-3)) cancels in the ratio
     else:
-        m = m - m.mean(1, keepdim=True) - m.mean(2, keepdim=True) + m.mean((1, 2), keepdim=True)
+        rows, cols, grand = m.mean(1, keepdim=True), m.mean(2, keepdim=True), m.mean((1, 2),
+                                                                                 keepdim=True)
+        m.sub_(rows).sub_(cols).add_(grand)
     kc, lc = m
     return _ratio(float((kc * lc).sum()), float((kc * kc).sum()), float((lc * lc).sum()))
 

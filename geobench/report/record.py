@@ -26,7 +26,8 @@ RECORD_SUFFIX = ".json"
 
 def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
     """What ran the cells: code versions (``-dirty`` with uncommitted changes), torch,
-    devices, torch threads per cell, the cells' statuses, how many complete cells each arm
+    devices, torch threads per cell, the largest peak resident memory of a cell (MiB; None
+    where no cell recorded one), the cells' statuses, how many complete cells each arm
     diverged in, trial seeds and when the first and last finished (UTC, ISO 8601; None when
     none has)."""
     provs = [r["provenance"] for r in values.rows.values()]
@@ -42,6 +43,7 @@ def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
             name for c in cells if values.status(c) == Status.COMPLETE
             for name, arm in values.rows[c.id]["arms"].items()
             if arm.status == Status.DIVERGED).items())),
+        "peak_mb": max((p["peak_mb"] for p in provs if p.get("peak_mb")), default=None),
         "trial_seeds": sorted({c.trial_seed for c in cells}),
         "ran": [_iso(finished[0]), _iso(finished[-1])] if finished else None,
     }

@@ -184,7 +184,7 @@ class Store:
         values were first stored: a rerun of a complete or diverged cell keeps the earlier
         record (or its lack), since its values were already there to see."""
         prov = {**provenance, "device": result.device, "threads": result.threads,
-                "batch_digest": result.batch_digest}
+                "batch_digest": result.batch_digest, "peak_mb": result.peak_mb}
         with self._writing():
             prior = self.db.execute("SELECT status, provenance FROM cells WHERE id = ?",
                                     (cell.id,)).fetchone()

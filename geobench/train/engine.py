@@ -38,6 +38,7 @@ from geobench.train.device import resolve_device, synchronize
 from geobench.train.divergence import DivergenceGuard
 from geobench.train.loader import batch_hash, batches
 from geobench.train.logs import CellLogs
+from geobench.train.memory import peak_mb, reset_peak
 from geobench.train.phases import in_phase, phase
 from geobench.train.recording import Inputs, LoopState, Progress, flush_losses, run_metrics
 from geobench.train.schedules import total_steps
@@ -63,6 +64,7 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
     result = CellResult(cell.id, Status.COMPLETE)
     logs: CellLogs | None = None
     ended = "interrupted"  # what the loggers hear if the run stops inside the cell
+    reset_peak()
     try:
         try:
             reg = reg or default_registry()
@@ -75,6 +77,7 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
             result.traceback = traceback.format_exc()
         result.finished = time.time()
         result.started = result.started or result.finished
+        result.peak_mb = round(peak_mb(), 1)
         if logs is not None:
             logs.send(result.series)
         ended = result.status.value

@@ -88,8 +88,8 @@ def lower_bound(log_ratio: float) -> float:
 def centred_norm(k: torch.Tensor) -> float:
     """``‖H K H‖_F`` with ``H = I - 11ᵀ/n``, in K's dtype: the norm the CKA corollary divides
     the bound by."""
-    return float(torch.linalg.norm(k - k.mean(0, keepdim=True) - k.mean(1, keepdim=True)
-                                   + k.mean()))
+    centred = k - k.mean(0, keepdim=True)  # one n x n buffer, the rest in place
+    return float(torch.linalg.norm(centred.sub_(k.mean(1, keepdim=True)).add_(k.mean())))
 
 
 def excess(measured: float, lower: float) -> float:
