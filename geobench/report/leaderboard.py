@@ -244,9 +244,7 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"- code: {', '.join(prov['code']) or 'n/a'}; torch "
         f"{', '.join(prov['torch']) or 'n/a'}; devices "
         f"{', '.join(prov['devices']) or 'n/a'}; torch threads "
-        f"per cell {', '.join(threads) or 'not recorded'}"
-        + (f"; peak memory of a cell {prov['peak_mb'] / 1024:.2f} GiB" if prov["peak_mb"]
-           else ""),
+        f"per cell {', '.join(threads) or 'not recorded'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
         "**bold**: best in a column whose metric has a direction",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from geobench.run.store import Store, StoreError
+from geobench.run.store import Store, StoreError, check_exists
 
 LEASE_TIMEOUT_S = 120.0
 
@@ -79,20 +79,21 @@ class TaskLease:
     @contextlib.contextmanager
     def held(self, cell_id: str) -> Iterator[None]:
         """Take ``cell_id``'s lease over from the run and keep it alive (``Heartbeat``) while
-        the block runs, then release it: a rerun after the run died sees the cell held and
-        waits instead of running it again. ``LeaseLost`` when another run took the lease
-        meanwhile (the run stopped renewing it): the cell is that run's now."""
+        the block runs, then hand it back to the run, which stores the result: a rerun after
+        the run died sees the cell held and waits instead of running it again. The store
+        must be a file this task sees (``StoreError`` otherwise). ``LeaseLost`` when another
+        run took the lease meanwhile (the run stopped renewing it): the cell is theirs."""
+        check_exists(Path(self.store))  # a node that does not see it would create one
         mine = new_owner()
-        store = Store(self.store)
-        try:
+        with contextlib.closing(Store(self.store)) as store:
             taken = store.hand_over(cell_id, self.owner, mine, self.timeout)
-        finally:
-            store.close()
         if not taken:
             raise LeaseLost(f"cell {cell_id}: another run took its lease over from "
                             f"{self.owner}; not run here")
         with Heartbeat(self.store, mine, self.timeout):
             yield
+            with contextlib.closing(Store(self.store)) as store:
+                store.hand_over(cell_id, mine, self.owner, self.timeout)
 
 
 class Heartbeat:

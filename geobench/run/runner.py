@@ -28,6 +28,7 @@ from geobench.run.leases import (
     Heartbeat,
     TaskLease,
     new_owner,
+    owner_died,
     release_dead,
 )
 from geobench.run.provenance import provenance
@@ -305,9 +306,13 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
                     limit = None if o.max_cells is None else o.max_cells - started
                     leased = _leased(store, todo, owner, o.lease_timeout, since, o.rerun, held,
                                      limit, summary)
-                    lease = TaskLease(str(o.store), owner, o.lease_timeout)
-                    for cell, result in _execute(runner, leased, progress, task, lease):
+                    lease = TaskLease(str(Path(o.store).resolve()), owner, o.lease_timeout)
+                    for cell, result in _execute(runner, leased, progress, task, lease,
+                                                 fresh=bool(o.rerun)):
                         if isinstance(result, BaseException):  # the executor lost the task
+                            if _elsewhere(store, cell, owner, since):
+                                summary.elsewhere += 1
+                                continue
                             result = _lost(cell, result)
                         store.write(cell, result, provenance(), owner)
                         summary.statuses[result.status] += 1
@@ -323,6 +328,14 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     finally:
         store.close()
     return summary
+
+
+def _elsewhere(store: Store, cell: Cell, owner: str, since: float) -> bool:
+    """Whether another run stored ``cell`` since this run began or holds its lease (alive):
+    a task this run lost must not record a failure over that run's cell."""
+    holder = store.leases([cell.id]).get(cell.id)
+    taken = holder is not None and holder[0] != owner and not owner_died(holder[0])
+    return taken or cell.id in store.settled([cell.id], since)
 
 
 def _lost(cell: Cell, exc: BaseException) -> CellResult:
@@ -373,11 +386,12 @@ def _await_others(store: Store, held: list[Cell], timeout: float, since: float, 
 
 
 def _execute(runner, todo: Iterator[Cell], progress: _Progress, task: CellTask,
-             lease: TaskLease):
+             lease: TaskLease, fresh: bool):
     """The executor's results of ``todo``; an executor whose tasks may outlive this run
-    (``tasks_hold_leases``) gets the run's ``lease`` for its tasks to take over."""
+    (``tasks_hold_leases``) gets the run's ``lease`` for its tasks to take over, and
+    ``fresh`` (a rerun: results an earlier run's tasks left are not used)."""
     if getattr(runner, "tasks_hold_leases", False):
-        return runner.map(task, todo, lease=lease)
+        return runner.map(task, todo, lease=lease, fresh=fresh)
     if getattr(runner, "in_process", False):
         def fn(cell: Cell) -> CellResult:
             progress.start(cell)

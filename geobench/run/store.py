@@ -22,9 +22,9 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from geobench.records import DONE, ArmStatus, Cell, CellResult
+from geobench.records import DONE, ArmStatus, Cell, CellResult, Status
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -66,7 +66,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 # a cell no run should start again; binds the complete and diverged statuses, then
 # _rerun's two values, then since
 _SETTLED = "((status IN (?, ?) AND NOT ? AND status != ?) OR finished >= ?)"
-Rerun = bool | str  # True: every stored cell runs again; a status: the cells stored with it
+Rerun = bool | Literal["diverged"]  # True: every stored cell runs again; "diverged": those
 
 
 def _rerun(rerun: Rerun) -> tuple[bool, str]:
@@ -205,7 +205,9 @@ class Store:
                                 [(cell.id, *row) for row in result.series])
             self.db.executemany("INSERT INTO finals VALUES (?,?,?)",
                                 [(cell.id, k, v) for k, v in result.finals.items()])
-            arms = {name: result.arms.get(name, ArmStatus(str(result.status)))
+            failed = str(result.status) == Status.FAILED.value  # a rerun retries every arm
+            arms = {name: ArmStatus(str(result.status)) if failed
+                    else result.arms.get(name, ArmStatus(str(result.status)))
                     for name in cell.arms}
             self.db.executemany("INSERT INTO arms VALUES (?,?,?,?,?)",
                                 [(cell.id, name, str(a.status), a.step, a.error)

@@ -54,7 +54,7 @@ from geobench.train.streams import (
     stream_seed,
 )
 
-CHECK_EVERY = 10  # steps between divergence checks (each check syncs the device)
+CHECK_EVERY = 10  # steps between divergence checks (each syncs the device), and before metrics
 
 
 def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None = None,
@@ -64,7 +64,7 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
     result = CellResult(cell.id, Status.COMPLETE)
     logs: CellLogs | None = None
     ended = "interrupted"  # what the loggers hear if the run stops inside the cell
-    reset_peak()
+    measured = reset_peak()
     try:
         try:
             reg = reg or default_registry()
@@ -77,7 +77,8 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
             result.traceback = traceback.format_exc()
         result.finished = time.time()
         result.started = result.started or result.finished
-        result.peak_mb = round(peak_mb(), 1)
+        peak = peak_mb() if measured else None
+        result.peak_mb = None if peak is None else round(peak, 1)
         if logs is not None:
             logs.send(result.series)
         ended = result.status.value
@@ -146,6 +147,10 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[ArmRun], data: Data, augment: Au
                              else v for v in views]
             inputs[k] = (batch, views)
         digest.append(batch_hash(step_batches[0]))
+        if pending and any(step in steps for r in loop.active for _, _, steps in r.metrics):
+            pending = _check(loop, pending, step, logs)  # no metric reads an unchecked arm
+            if not loop.active:
+                break
         with phase("metrics"):
             run_metrics(loop, step, inputs)
         if step == total:
@@ -157,18 +162,25 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[ArmRun], data: Data, augment: Au
                 losses.append(r.step(*inputs[r.replicate], step, total))
         pending.append(torch.stack(losses))
         if (step + 1) % CHECK_EVERY == 0 or step + 1 == total:
-            with phase("check"):
-                ended = flush_losses(loop, pending, step + 1)
-            pending = []
-            if logs is not None:
-                logs.send(result.series)
-                for name in ended:
-                    logs.end_arm(name, result.arms[name])
+            pending = _check(loop, pending, step + 1, logs)
             if not loop.active:
                 break
     _settle(result, [r.name for r in runs])
     if loop.active:
         result.batch_digest = batch_hash_of(digest)
+
+
+def _check(loop: LoopState, pending: list[torch.Tensor], upto: int,
+           logs: CellLogs | None) -> list[torch.Tensor]:
+    """The guard over the steps before ``upto``; the loggers get what was recorded and the
+    arms that ended. Returns the emptied list of pending losses."""
+    with phase("check"):
+        ended = flush_losses(loop, pending, upto)
+    if logs is not None:
+        logs.send(loop.result.series)
+        for name in ended:
+            logs.end_arm(name, loop.result.arms[name])
+    return []
 
 
 def _settle(result: CellResult, arms: list[str]) -> None:

@@ -1,33 +1,31 @@
-"""The peak resident memory of the process that runs a cell: reset before the cell and read
-after it. On Linux the kernel keeps the high-water mark (``VmHWM`` in /proc/self/status) and
-resets it on request (writing 5 to /proc/self/clear_refs); elsewhere the process's lifetime
-peak (``getrusage``) is read, which covers the cell and whatever ran before it in the
-process."""
+"""The peak resident memory of the process that runs a cell, reset before the cell and read
+after it: the kernel's high-water mark (``VmHWM`` in /proc/self/status), which writing 5 to
+/proc/self/clear_refs resets (Linux). Where that is not possible, no peak is recorded
+(a process's lifetime peak would count what ran before the cell)."""
 
 from __future__ import annotations
 
-import resource
-import sys
 from pathlib import Path
 
 _STATUS, _CLEAR = Path("/proc/self/status"), Path("/proc/self/clear_refs")
 
 
-def reset_peak() -> None:
-    """Start a new peak at the current resident size, where the system allows it."""
+def reset_peak() -> bool:
+    """Start a new peak at the current resident size; False where the system does not
+    allow it."""
     try:
         _CLEAR.write_text("5")
     except OSError:
-        pass  # not Linux, or not allowed: the lifetime peak is read instead
+        return False
+    return True
 
 
-def peak_mb() -> float:
-    """The process's peak resident memory since ``reset_peak`` (MiB)."""
+def peak_mb() -> float | None:
+    """The process's peak resident memory since ``reset_peak`` (MiB); None where the
+    system does not say."""
     try:
-        for line in _STATUS.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # kB
+        lines = _STATUS.read_text().splitlines()
     except OSError:
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux, bytes on macOS
-    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+        return None
+    found = [line.split()[1] for line in lines if line.startswith("VmHWM:")]
+    return int(found[0]) / 1024 if found else None  # kB

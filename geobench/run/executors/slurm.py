@@ -10,6 +10,7 @@ runs (``TaskLease``), so a rerun waits for a cell whose task still runs. Needs
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import pickle
 import time
@@ -46,21 +47,29 @@ def result_path(folder: str | Path, cell_id: str) -> Path:
 
 
 def load_result(path: Path, cell_id: str) -> CellResult:
-    """The ``CellResult`` of ``cell_id`` stored at ``path`` (private paths only)."""
+    """The ``CellResult`` of ``cell_id`` stored at ``path`` (private paths only); one
+    written by an older geobench gets the fields it lacks at their defaults."""
     result = load_pickle(path)
     if not isinstance(result, CellResult) or result.cell_id != cell_id:
         raise UnreadableFileError(f"{path}: not the result of cell {cell_id} (holds "
                                   f"{type(result).__name__})")
+    defaults = CellResult(cell_id, result.status)
+    for name in (f.name for f in dataclasses.fields(CellResult) if f.name not in vars(result)):
+        setattr(result, name, getattr(defaults, name))
     return result
 
 
 def collect(cells: list[Cell], store: str | Path, folder: str | Path) -> tuple[int, int, int]:
     """Store the results that array tasks wrote to ``folder`` for the ``cells`` the store
-    does not hold yet (every file read before any is stored); returns how many were
-    collected, how many were stored already and how many are still missing."""
+    does not hold yet (every file read before any is stored), removing each file once
+    stored and those of cells stored already; returns how many were collected, how many
+    were stored already and how many are still missing."""
     opened = Store(store)
     try:
         done = opened.done_ids([c.id for c in cells])
+        for cell in cells:
+            if cell.id in done:
+                result_path(folder, cell.id).unlink(missing_ok=True)
         found = [(c, result_path(folder, c.id)) for c in cells if c.id not in done]
         found = [(c, p) for c, p in found if p.exists()]
         results = [(cell, load_result(path, cell.id)) for cell, path in found]
@@ -112,10 +121,12 @@ class SlurmExecutor:
         return ex
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any],
-            lease: TaskLease | None = None) -> Iterator[tuple[Any, Any]]:
+            lease: TaskLease | None = None, fresh: bool = False
+            ) -> Iterator[tuple[Any, Any]]:
         """Each item's result as its file appears (then the file is removed: the caller
-        has stored it when it asks for the next); an item whose file a task of an earlier
-        run left is not submitted again. With ``lease``, each task holds its cell's lease."""
+        has stored it when it asks for the next). An item whose file a task of an earlier
+        run left is not submitted again, unless ``fresh`` (a rerun), which removes that file
+        first. With ``lease``, each task holds its cell's lease while it runs."""
         items = list(items)
         if not items:
             return
@@ -123,6 +134,9 @@ class SlurmExecutor:
         Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
         check_private(folder)  # before any job runs: its results could not be loaded
         for item in [i for i in items if result_path(folder, i.id).exists()]:
+            if fresh:
+                result_path(folder, item.id).unlink()
+                continue
             items.remove(item)
             yield from _collected(item, result_path(folder, item.id))
         if not items:
@@ -147,11 +161,14 @@ class SlurmExecutor:
 def _collected(item: Any, path: Path) -> Iterator[tuple[Any, Any]]:
     """``item`` with the result at ``path``, which is removed once the caller asks for more
     (it has stored it); a file that cannot be loaded (not private, corrupt) fails the cell
-    and is left for inspection."""
+    and is set aside as ``<name>.unreadable`` for inspection, so that a rerun runs the cell
+    again."""
     try:
         result = load_result(path, item.id)
     except UnreadableFileError as exc:
-        yield item, exc
+        aside = path.with_name(path.name + ".unreadable")
+        path.replace(aside)
+        yield item, UnreadableFileError(f"{exc} (set aside as {aside.name})")
         return
     yield item, result
     path.unlink(missing_ok=True)

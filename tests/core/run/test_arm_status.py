@@ -8,6 +8,7 @@ import sqlite3
 
 from geobench.cli import main
 from geobench.contract.plugins import registry
+from geobench.records import ArmStatus, CellResult
 from geobench.report.results import result_rows
 from geobench.run.store import Store
 from geobench.suite import expand, load_suite
@@ -107,3 +108,13 @@ def test_a_store_without_arm_statuses_reads_each_arm_as_its_cell(tmp_path, monke
     assert rows[first]["status"] == "complete"
     assert rows[first]["arms"]["bad"].status == "diverged"
     assert rows[first]["arms"]["bad"].step == 13
+
+
+def test_a_failed_cell_fails_every_arm_even_one_that_diverged(tmp_path):
+    cell = expand(load_suite(_suite(tmp_path)), registry())[0]
+    store = Store(tmp_path / "s.sqlite")
+    store.write(cell, CellResult(cell.id, "failed", "boom", arms={
+        "bad": ArmStatus("diverged", 13, "non-finite loss nan")}), {})
+    assert {n: a.status for n, a in store.cells([cell.id])[cell.id]["arms"].items()} == {
+        "good": "failed", "bad": "failed"}  # a rerun retries the whole cell
+    store.close()

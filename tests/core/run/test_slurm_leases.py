@@ -2,14 +2,21 @@
 submitted it and renews it while it runs, so a rerun after that run died never trains a
 cell whose task still runs, and stores the results such tasks leave."""
 
+import os
+import pickle
 import signal
 import sqlite3
 import time
+from types import SimpleNamespace
 
 import pytest
 
-from geobench.run.leases import LeaseLost, TaskLease
-from geobench.run.store import Store
+from geobench.records import CellResult
+from geobench.run.executors.slurm import SlurmExecutor, SlurmParams, result_path
+from geobench.run.leases import LeaseLost, TaskLease, new_owner
+from geobench.run.runner import _elsewhere
+from geobench.run.safeload import UnreadableFileError
+from geobench.run.store import Store, StoreError
 from tests.conftest import start_cli, write_distribution
 from tests.core.suite_text import small_suite
 
@@ -43,13 +50,17 @@ def register_objectives(register):
 
 
 def test_a_task_takes_the_lease_over_and_refuses_one_another_run_took(tmp_path):
+    with pytest.raises(StoreError, match="no such file"):  # a node that does not see it
+        with TaskLease(str(tmp_path / "s.sqlite"), "driver", 60).held("c"):
+            pytest.fail("ran without the store")
     store = Store(tmp_path / "s.sqlite")
     assert store.lease("c", "driver", 60, since=time.time())
     with TaskLease(str(tmp_path / "s.sqlite"), "driver", 60).held("c"):
         (owner, expires), = store.leases(["c"]).values()
         assert owner != "driver" and expires > time.time() + 50
         assert not store.lease("c", "rerun", 60, since=time.time())  # held by the task
-    assert store.leases(["c"]) == {}  # released when the task ends
+    assert store.leases(["c"])["c"][0] == "driver"  # handed back: the run stores the result
+    store.release("driver")  # (the run stored the cell, or died)
     assert store.lease("c", "rerun", 60, since=time.time())
     with pytest.raises(LeaseLost, match="cell c: another run took its lease over from driver"):
         with TaskLease(str(tmp_path / "s.sqlite"), "driver", 60).held("c"):
@@ -96,3 +107,76 @@ def test_a_rerun_after_the_driver_died_never_trains_a_running_task_again(tmp_pat
         assert con.execute("SELECT status, count(*) FROM cells GROUP BY 1").fetchall() == [
             ("complete", 2)]
     assert not list((tmp_path / "results" / "slurm").glob("*.result.pkl"))  # stored: removed
+
+
+class _Job:
+    """A submitit job that ended without writing a result."""
+
+    job_id, state = "7", "COMPLETED"
+
+    def done(self):
+        return True
+
+
+@pytest.fixture
+def slurm(tmp_path, monkeypatch):
+    pytest.importorskip("submitit")
+    folder = tmp_path / "jobs"
+    folder.mkdir(mode=0o700)
+    runner = SlurmExecutor(SlurmParams(cluster="local", folder=str(folder), poll_seconds=0.01))
+    submitted = []
+
+    class Fake:
+        def map_array(self, fn, fns, items, folders, leases):
+            submitted.extend(item.id for item in items)
+            return [_Job() for _ in items]
+
+    monkeypatch.setattr(runner, "_executor", lambda: Fake())
+    return runner, folder, submitted
+
+
+def _left(folder, cell_id, result=None, raw=None):
+    """A result file as an array task leaves it (private), or ``raw`` bytes."""
+    path = result_path(folder, cell_id)
+    path.write_bytes(raw if raw is not None else pickle.dumps(result))
+    path.chmod(0o600)
+    return path
+
+
+def test_a_left_result_is_stored_unless_fresh_and_an_unreadable_one_set_aside(slurm):
+    runner, folder, submitted = slurm
+    old = CellResult("a", "complete", finals={"m.f": 1.0})
+    del old.__dict__["arms"], old.__dict__["peak_mb"]  # as an older geobench pickled it
+    _left(folder, "a", old)
+    _left(folder, "b", raw=b"not a pickle")
+    items = [SimpleNamespace(id=i) for i in "abc"]
+    got = {item.id: result for item, result in runner.map(lambda item: None, items)}
+    assert submitted == ["c"]  # a and b were not submitted again
+    assert (got["a"].finals, got["a"].arms, got["a"].peak_mb) == ({"m.f": 1.0}, {}, None)
+    assert not result_path(folder, "a").exists()  # stored: removed
+    assert isinstance(got["b"], UnreadableFileError) and "set aside as" in str(got["b"])
+    assert (folder / "b.result.pkl.unreadable").exists() and not result_path(folder, "b").exists()
+    assert str(got["c"]) == "array task 7 failed: COMPLETED"
+
+    submitted.clear()
+    _left(folder, "a", CellResult("a", "complete"))
+    assert [i.id for i, _ in runner.map(lambda item: None, items[:1], fresh=True)] == ["a"]
+    assert submitted == ["a"] and not result_path(folder, "a").exists()  # a rerun: trained
+
+
+def test_a_lost_task_records_no_failure_over_another_runs_cell(tmp_path):
+    """What the run does with a task it lost (no result): record the cell failed, unless
+    another run, alive, holds its lease or stored it since this run began."""
+
+    store, since, me = Store(tmp_path / "s.sqlite"), time.time(), new_owner()
+    cell = SimpleNamespace(id="c")
+    assert store.lease("c", me, 60, since)
+    assert not _elsewhere(store, cell, me, since)  # ours: record the failure
+    store.release(me)
+    dead = new_owner().replace(f":{os.getpid()}:", ":999999999:")
+    assert store.lease("c", dead, 60, since)
+    assert not _elsewhere(store, cell, me, since)  # held by a process that died
+    store.release(dead)
+    assert store.lease("c", "elsewhere:1:x:y", 60, since)
+    assert _elsewhere(store, cell, me, since)  # another run holds it
+    store.close()

@@ -108,12 +108,47 @@ def test_a_cell_whose_every_arm_diverged_is_diverged_with_the_first_reason(tmp_p
 
 def test_non_finite_buffers_and_gradients_are_divergence_named(tmp_path):
     reg = _registry()
-    for name, what in (("poison_buffer", "buffer objective.running_var"),
-                       ("poison_grad", "gradient backbone.layers.0.weight")):
+    # the guard checks before the metrics of step 5 and after step 9
+    for name, what, seen in (("poison_buffer", "buffer objective.running_var", 5),
+                             ("poison_grad", "gradient backbone.layers.0.weight", 10)):
         arms = {"ok": "{}", "hit": f"{{objective: {{name: {name}}}}}"}
         result = run_cell(_cell(tmp_path, reg, arms, steps=20), reg)
         assert result.status == "complete", result.traceback
         hit = result.arms["hit"]
-        assert hit.status == "diverged" and hit.step == 10  # seen at the check after step 9
-        assert hit.error == f"non-finite {what} after step 9 (arm hit)"
+        assert hit.status == "diverged" and hit.step == seen
+        assert hit.error == f"non-finite {what} after step {seen - 1} (arm hit)"
         assert result.arms["ok"].status == "complete"
+
+
+def test_no_metric_sees_an_arm_gone_non_finite_before_the_guard_checks_it(tmp_path):
+    """An SVD of NaN features raises: the guard checks the arms before every metric step,
+    not only every 10 steps, so the diverged arm is gone before effective_rank reads it."""
+    reg = _registry()
+    text = small_suite(steps=30, lrs=(0.1,)).replace("seeds: 2", "seeds: 1")
+    text = text.replace("{name: toy_ce}", "{name: nan_at}").replace(
+        "- {name: nccc, every: 10}", "- {name: effective_rank, every: 5, samples: 16}")
+    text = text.replace("nccc.accuracy", "effective_rank.erank")
+    text += "arms:\n  good: {}\n  bad: {objective: {at: 13}}\n"
+    (tmp_path / "rank.yaml").write_text(text)
+    result = run_cell(expand(load_suite(tmp_path / "rank.yaml"), reg)[0], reg)
+    assert result.status == "complete", result.traceback
+    assert (result.arms["bad"].status, result.arms["bad"].step) == ("diverged", 13)
+    assert max(s for arm, key, s, _ in result.series
+               if arm == "good" and key == "effective_rank.erank") == 30
+
+
+def test_the_first_arm_diverging_stops_the_cross_arm_values_not_the_other_arms(tmp_path):
+    reg = _registry()
+    text = small_suite(steps=30, lrs=(0.1,)).replace("seeds: 2", "seeds: 1")
+    text = text.replace("{name: toy_ce}", "{name: nan_at}").replace(
+        "- {name: nccc, every: 10}", "- {name: nccc, every: 5}\n    - {name: toy_cka, every: 5}")
+    text += "arms:\n  ref: {objective: {at: 13}}\n  b: {}\n  c: {}\n"
+    (tmp_path / "ref.yaml").write_text(text)
+    result = run_cell(expand(load_suite(tmp_path / "ref.yaml"), reg)[0], reg)
+    assert result.status == "complete", result.traceback
+    steps = {}
+    for arm, key, step, _ in result.series:
+        steps.setdefault((arm, key.split(".")[0]), set()).add(step)
+    assert max(steps[("ref~b", "toy_cka")]) == max(steps[("ref~c", "toy_cka")]) == 10
+    assert max(steps[("b", "nccc")]) == max(steps[("c", "nccc")]) == 30
+    assert max(steps[("ref", "nccc")]) == 10
