@@ -1,13 +1,15 @@
 """Calibrate ``geobench show``'s cost estimates on this machine: run design points of the
 given suites' profile for a few steps and record, per cost key (backbone and input;
 ``geobench.run.estimate.cost_key``), the seconds of one arm's step at each batch
-size met, each metric's seconds per evaluation and arm, and a cell's start-up. The figures
-are merged into ``benchmarks/calibration/calibration_<device>.json`` (tracked: commit it)
-with the machine, torch version, date, the commands that wrote it and their source; a design
-point runs only when it prices something not yet measured in this run.
+size met, each metric's seconds per evaluation and arm, and a cell's start-up; with
+``--memory``, instead, every design point runs and each cost key gets the largest peak
+resident memory of its design points (what one pool worker needs). The figures are merged
+into ``benchmarks/calibration/calibration_<device>.json`` (tracked: commit it) with the
+machine, torch version, date, the commands that wrote it and their source; a design point
+runs only when it prices something not yet measured in this run.
 
     python benchmarks/calibrate.py suites/collapse.yaml [...] [--profile smoke] \
-        [--device cpu] [--steps 20] [--batch N] [--samples N] [--data KEY=VALUE]
+        [--device cpu] [--steps 20] [--batch N] [--samples N] [--data KEY=VALUE] [--memory]
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def main() -> int:
     ap.add_argument("--samples", type=int, help="cap data.n_train and data.n_test")
     ap.add_argument("--data", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--out", type=Path, default=CALIBRATION)
+    ap.add_argument("--memory", action="store_true",
+                    help="run every design point and record only its peak memory")
     args = ap.parse_args()
     torch.set_num_threads(1)  # as a pool worker runs: one torch thread per cell
     data = {}
@@ -71,7 +75,7 @@ def main() -> int:
                   file=sys.stderr)
         else:
             print(f"{cell.suite}: {cell.label(24)}: {result.timing.loop:.2f} s loop, "
-                  f"{result.timing.start:.2f} s start-up", flush=True)
+                  f"{result.timing.start:.2f} s start-up, peak {result.peak_mb} MiB", flush=True)
 
     for suite in args.suites:
         loaded = load_suite(suite)
@@ -79,7 +83,7 @@ def main() -> int:
             print(f"{suite}: no profile {args.profile!r}, skipped")
             continue
         cells = expand(loaded, reg, args.profile)
-        merge(new, calibrate(cells, reg, how, report, done))
+        merge(new, calibrate(cells, reg, how, report, done, args.memory))
     path = calibration_path(args.device, args.out)
     doc = json.loads(path.read_text()) if path.exists() else {}
     merge(doc, new)

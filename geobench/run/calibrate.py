@@ -39,36 +39,51 @@ def measured(cell: Cell, timing: Timing) -> dict[str, dict[str, Any]]:
             "start_s": {key: timing.start}}
 
 
+def peak(cell: Cell, peak_mb: float) -> dict[str, dict[str, float]]:
+    """The peak resident memory (MiB) of one run of ``cell``, under its cost key."""
+    return {"peak_mb": {cost_key(next(iter(cell.arms.values()))): peak_mb}}
+
+
 def merge(doc: dict[str, Any], new: dict[str, Any]) -> None:
-    """Merge ``new``'s tables into ``doc``, entry by entry."""
+    """Merge ``new``'s tables into ``doc``, entry by entry; a key's peak memory is the
+    largest measured under it (its design points may need more or less)."""
     for section, table in new.items():
         target = doc.setdefault(section, {})
         for key, value in table.items():
             if isinstance(value, dict):
                 target.setdefault(key, {}).update(value)
+            elif section == "peak_mb" and key in target:
+                target[key] = max(target[key], value)
             else:
                 target[key] = value
 
 
 def calibrate(cells: list[Cell], registry: Registry, how: Shortening,
               each: Callable[[Cell, Any], None] | None = None,
-              done: set[tuple[str, ...]] | None = None) -> dict[str, Any]:
+              done: set[tuple[str, ...]] | None = None, memory: bool = False
+              ) -> dict[str, Any]:
     """Run the design points of ``cells`` shortened by ``how`` that price something not yet
-    in ``done`` (updated), and return their figures as calibration tables. The first point
-    runs twice, the first time unmeasured: a process's one-time costs (imports, kernels
-    built on first use) belong to no cell."""
+    in ``done`` (updated), and return their figures as calibration tables; with ``memory``,
+    run every design point and return only each cost key's largest peak memory (a design
+    point's memory does not follow its step's cost: its metrics' state does). The first
+    point runs twice, the first time unmeasured: a process's one-time costs (imports,
+    kernels built on first use) belong to no cell."""
     done = set() if done is None else done
     tables: dict[str, Any] = {}
     for i, cell in enumerate(design_points(cells)):
         short = shortened(cell, registry, how)
-        if prices(short) <= done:
+        if prices(short) <= done and not memory:
             continue
         if i == 0:
             run_cell(short, registry)
         result = run_cell(short, registry)
         if each is not None:
             each(cell, result)
-        if result.status == Status.COMPLETE:
+        if result.status != Status.COMPLETE:
+            continue
+        if memory and result.peak_mb is not None:
+            merge(tables, peak(short, result.peak_mb))
+        elif not memory:
             done |= prices(short)
             merge(tables, measured(short, result.timing))
     return tables

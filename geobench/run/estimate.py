@@ -86,14 +86,16 @@ class Calibration:
     metric_s: dict[str, dict[str, float]] = field(default_factory=dict)
     start_s: dict[str, float] = field(default_factory=dict)
     dataset_sizes: dict[str, int] = field(default_factory=dict)
+    peak_mb: dict[str, float] = field(default_factory=dict)
     about: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> Calibration:
         doc = json.loads(path.read_text())
         return cls(path, doc.get("step_s", {}), doc.get("metric_s", {}), doc.get("start_s", {}),
-                   doc.get("dataset_sizes", {}), {k: v for k, v in doc.items() if k not in (
-                       "step_s", "metric_s", "start_s", "dataset_sizes")})
+                   doc.get("dataset_sizes", {}), doc.get("peak_mb", {}),
+                   {k: v for k, v in doc.items() if k not in (
+                       "step_s", "metric_s", "start_s", "dataset_sizes", "peak_mb")})
 
     def step(self, key: str, batch: int) -> float | None:
         """Seconds of one arm's step at ``batch``: measured, or scaled from the nearest."""
@@ -138,6 +140,14 @@ def estimate(cells: list[Cell], calibration: Calibration) -> Estimate:
                     out.missing[f"metric {metric['name']} on {key}"] += 1
                 out.seconds += (cost or 0.0) * evaluations(metric.get("every"), total)
     return out
+
+
+def peak_mb(cells: list[Cell], calibration: Calibration) -> tuple[float | None, list[str]]:
+    """The largest peak resident memory (MiB) calibrated for a cost key of ``cells`` — what
+    one worker running them needs at most — and the cost keys with no figure."""
+    keys = sorted({cost_key(record) for cell in cells for record in cell.arms.values()})
+    known = [calibration.peak_mb[k] for k in keys if k in calibration.peak_mb]
+    return (max(known) if known else None), [k for k in keys if k not in calibration.peak_mb]
 
 
 def lockstep_steps(cells: list[Cell], dataset_sizes: dict[str, int]) -> tuple[int, int, int]:
@@ -192,7 +202,21 @@ def cost_lines(cells: list[Cell], devices: tuple[str, ...] = ("cuda", "cpu"),
                          f"calibrated in {name}: {_gaps(result.missing)}")
         else:
             lines.append(f"{unit}-hours: about {result.seconds / 3600:.2f} on {where} ({name})")
+    if "cpu" in calibrations:
+        lines.append(memory_line(cells, calibrations["cpu"]))
     return lines
+
+
+def memory_line(cells: list[Cell], calibration: Calibration) -> str:
+    """What ``geobench show`` prints of a profile's memory: the peak per worker."""
+    peak, missing = peak_mb(cells, calibration)
+    name = calibration.path.name
+    if peak is None:
+        return (f"memory: not calibrated in {name} (benchmarks/calibrate.py --memory "
+                "measures it)")
+    gaps = f"; not calibrated: {', '.join(missing)}" if missing else ""
+    return (f"memory: at most about {peak / 1024:.1f} GiB per worker (the largest cell's "
+            f"peak, {name}){gaps}")
 
 
 def _gaps(missing: Counter, shown: int = 3) -> str:

@@ -23,6 +23,7 @@ from geobench.contract.plugins import describe_failure, registry
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import Component
 from geobench.records import DEFAULT_THREADS, Cell, CellResult, Status
+from geobench.run.estimate import Calibration, calibration_path, peak_mb
 from geobench.run.leases import (
     LEASE_TIMEOUT_S,
     Heartbeat,
@@ -37,6 +38,7 @@ from geobench.suite import CELL_LIMIT, load_suite
 from geobench.suite.seeds import SeedSet, seed_cells
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
+from geobench.train.memory import available_mb
 from geobench.train.recording import Progress
 
 POLL_S = 5.0  # seconds between looks at the leases other runs hold
@@ -288,6 +290,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
                     None if o.quiet else STEP_LINE_S, o.threads, claim_digests(loaded.suite))
     reset_warnings()
+    _fit_memory(runner, cells, o.quiet)
     store = Store(o.store)
     since = time.time()
     try:
@@ -328,6 +331,20 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     finally:
         store.close()
     return summary
+
+
+def _fit_memory(runner: Any, cells: list[Cell], quiet: bool) -> None:
+    """Let an executor that starts workers here (``fit_memory``) start no more than the
+    machine's available memory holds at the calibrated peak of a cell (the CPU calibration;
+    nothing to fit without one), and print the line it says."""
+    path = calibration_path("cpu")
+    available = available_mb()
+    if not hasattr(runner, "fit_memory") or available is None or not path.exists():
+        return
+    peak, _ = peak_mb(cells, Calibration.read(path))
+    line = None if peak is None else runner.fit_memory(peak, available)
+    if line is not None:
+        print(f"geobench: {line}", file=sys.stderr, flush=True)
 
 
 def _elsewhere(store: Store, cell: Cell, owner: str, since: float) -> bool:

@@ -1,13 +1,15 @@
 """The peak resident memory of the process that runs a cell, reset before the cell and read
-after it: the kernel's high-water mark (``VmHWM`` in /proc/self/status), which writing 5 to
-/proc/self/clear_refs resets (Linux). Where that is not possible, no peak is recorded
-(a process's lifetime peak would count what ran before the cell)."""
+after it: the kernel's high-water mark (``VmHWM`` in /proc/self/status), which writing 5
+to /proc/self/clear_refs resets (Linux). Where that is not possible, no peak is recorded (a
+process's lifetime peak would count what ran before the cell). And the memory the machine
+has available for more workers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 _STATUS, _CLEAR = Path("/proc/self/status"), Path("/proc/self/clear_refs")
+_MEMINFO = Path("/proc/meminfo")
 
 
 def reset_peak() -> bool:
@@ -28,4 +30,15 @@ def peak_mb() -> float | None:
     except OSError:
         return None
     found = [line.split()[1] for line in lines if line.startswith("VmHWM:")]
+    return int(found[0]) / 1024 if found else None  # kB
+
+
+def available_mb() -> float | None:
+    """Memory the machine can give new processes without swapping (``MemAvailable``, MiB);
+    None where the system does not say."""
+    try:
+        lines = _MEMINFO.read_text().splitlines()
+    except OSError:
+        return None
+    found = [line.split()[1] for line in lines if line.startswith("MemAvailable:")]
     return int(found[0]) / 1024 if found else None  # kB

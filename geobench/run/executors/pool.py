@@ -201,6 +201,16 @@ class PoolExecutor:
     def __init__(self, params: PoolParams) -> None:
         self.workers = params.workers
 
+    def fit_memory(self, peak_mb: float, available_mb: float) -> str | None:
+        """Start no more workers than ``available_mb`` holds at ``peak_mb`` each (at least
+        one); the line saying so when that is fewer than asked for, else None."""
+        fits = max(1, int(available_mb // peak_mb))
+        if fits >= self.workers:
+            return None
+        asked, self.workers = self.workers, fits
+        return (f"pool: {fits} of {asked} workers: {available_mb / 1024:.1f} GiB available, "
+                f"a cell needs up to {peak_mb / 1024:.1f} GiB")
+
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
         """Results in completion order; ``fn`` and the items must be picklable. A cell whose
         worker died yields ``WorkerDied``, one that raised yields its exception. Closing the
