@@ -51,7 +51,8 @@ def test_every_full_profile_is_priced_from_the_tracked_calibration(suite, tracke
     """GPU-hours for a GPU profile (its metrics and start-up uncalibrated on the GPU: "at
     least"), CPU-hours in full for a CPU one, and the other device's line says why not."""
     cells = expand(load_suite(ROOT / "suites" / f"{suite}.yaml"), registry(), "full")
-    gpu, cpu = estimate.cost_lines(cells, folder=tracked)[1:]
+    gpu, cpu, memory = estimate.cost_lines(cells, folder=tracked)[1:]
+    assert memory.startswith("memory: "), memory
     if suite in CPU_FULL:
         assert re.match(r"CPU-hours: about \d+\.\d\d on .+ \(calibration_cpu\.json\)$", cpu), cpu
         assert gpu == "GPU-hours: — (every cell sets train.device: cpu)"
