@@ -25,20 +25,20 @@ def reset_peak() -> bool:
 def peak_mb() -> float | None:
     """The process's peak resident memory since ``reset_peak`` (MiB); None where the
     system does not say."""
-    try:
-        lines = _STATUS.read_text().splitlines()
-    except OSError:
-        return None
-    found = [line.split()[1] for line in lines if line.startswith("VmHWM:")]
-    return int(found[0]) / 1024 if found else None  # kB
+    return _mib(_STATUS, "VmHWM:")
 
 
 def available_mb() -> float | None:
     """Memory the machine can give new processes without swapping (``MemAvailable``, MiB);
     None where the system does not say."""
+    return _mib(_MEMINFO, "MemAvailable:")
+
+
+def _mib(path: Path, field: str) -> float | None:
+    """The kB figure of ``field`` in the /proc file ``path``, in MiB (None: not there)."""
     try:
-        lines = _MEMINFO.read_text().splitlines()
+        lines = path.read_text().splitlines()
     except OSError:
         return None
-    found = [line.split()[1] for line in lines if line.startswith("MemAvailable:")]
-    return int(found[0]) / 1024 if found else None  # kB
+    found = [line.split()[1] for line in lines if line.startswith(field)]
+    return int(found[0]) / 1024 if found else None
