@@ -75,7 +75,8 @@ def test_slurm_array_on_submitit_local_matches_local(suite):
     folder = suite / "jobs"
     slurm = _run_with(suite, "slurm", cluster="local", folder=str(folder), poll_seconds=0.5)
     assert slurm == _run_with(suite, None)
-    assert len(list(folder.glob("*.result.pkl"))) == 6  # one result file per array task
+    assert len(list((folder / "logs").glob("*_log.out"))) == 6  # one array task per cell
+    assert not list(folder.glob("*.result.pkl"))  # each result file removed once stored
 
 
 def _pool(workers: int = 2, **params) -> PoolExecutor:
