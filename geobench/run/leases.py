@@ -56,6 +56,14 @@ def owner_died(owner: str) -> bool:
     return False
 
 
+def held_elsewhere(store: Store, cell_id: str, owner: str, since: float) -> bool:
+    """Whether another run stored ``cell_id`` since ``since`` or holds its lease and is
+    alive: a task ``owner`` lost must not record a failure over that run's cell."""
+    holder = store.leases([cell_id]).get(cell_id)
+    taken = holder is not None and holder[0] != owner and not owner_died(holder[0])
+    return taken or cell_id in store.settled([cell_id], since)
+
+
 def release_dead(store: Store, ids: list[str]) -> None:
     """Release the leases on ``ids`` whose owner died on this machine."""
     for owner in {owner for owner, _ in store.leases(ids).values()}:

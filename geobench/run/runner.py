@@ -28,8 +28,8 @@ from geobench.run.leases import (
     LEASE_TIMEOUT_S,
     Heartbeat,
     TaskLease,
+    held_elsewhere,
     new_owner,
-    owner_died,
     release_dead,
 )
 from geobench.run.provenance import provenance
@@ -184,17 +184,16 @@ class _Progress:
         if self.cell_bar is not None:
             self.cell_bar.close()
             self.cell_bar = None
+        arms = diverged_arms(result)
         if self.grid is not None:
             self.grid.update(1)
             if result.status != Status.COMPLETE:
                 self.grid.write(f"{cell.id} ({cell.label()}): {result.status}: {result.error}")
-            elif diverged_arms(result):
-                self.grid.write(f"{cell.id} ({cell.label()}): complete, "
-                                f"{diverged_arms(result)}")
+            elif arms:
+                self.grid.write(f"{cell.id} ({cell.label()}): complete, {arms}")
         elif not self.quiet:
             took = result.finished - result.started
-            note = f" ({cell.id}: {result.error or diverged_arms(result)})" \
-                if result.error or diverged_arms(result) else ""
+            note = f" ({cell.id}: {result.error or arms})" if result.error or arms else ""
             _line(f"[{self.finished}/{self.total}] {self.suite} {cell.label()} "
                   f"{result.status} {took:.1f} s{self.eta(others)}{note}")
 
@@ -313,7 +312,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
                     for cell, result in _execute(runner, leased, progress, task, lease,
                                                  fresh=bool(o.rerun)):
                         if isinstance(result, BaseException):  # the executor lost the task
-                            if _elsewhere(store, cell, owner, since):
+                            if held_elsewhere(store, cell.id, owner, since):
                                 summary.elsewhere += 1
                                 continue
                             result = _lost(cell, result)
@@ -345,14 +344,6 @@ def _fit_memory(runner: Any, cells: list[Cell], quiet: bool) -> None:
     line = None if peak is None else runner.fit_memory(peak, available)
     if line is not None:
         print(f"geobench: {line}", file=sys.stderr, flush=True)
-
-
-def _elsewhere(store: Store, cell: Cell, owner: str, since: float) -> bool:
-    """Whether another run stored ``cell`` since this run began or holds its lease (alive):
-    a task this run lost must not record a failure over that run's cell."""
-    holder = store.leases([cell.id]).get(cell.id)
-    taken = holder is not None and holder[0] != owner and not owner_died(holder[0])
-    return taken or cell.id in store.settled([cell.id], since)
 
 
 def _lost(cell: Cell, exc: BaseException) -> CellResult:

@@ -13,8 +13,7 @@ import pytest
 
 from geobench.records import CellResult
 from geobench.run.executors.slurm import SlurmExecutor, SlurmParams, result_path
-from geobench.run.leases import LeaseLost, TaskLease, new_owner
-from geobench.run.runner import _elsewhere
+from geobench.run.leases import LeaseLost, TaskLease, held_elsewhere, new_owner
 from geobench.run.safeload import UnreadableFileError
 from geobench.run.store import Store, StoreError
 from tests.conftest import start_cli, write_distribution
@@ -169,14 +168,13 @@ def test_a_lost_task_records_no_failure_over_another_runs_cell(tmp_path):
     another run, alive, holds its lease or stored it since this run began."""
 
     store, since, me = Store(tmp_path / "s.sqlite"), time.time(), new_owner()
-    cell = SimpleNamespace(id="c")
     assert store.lease("c", me, 60, since)
-    assert not _elsewhere(store, cell, me, since)  # ours: record the failure
+    assert not held_elsewhere(store, "c", me, since)  # ours: record the failure
     store.release(me)
     dead = new_owner().replace(f":{os.getpid()}:", ":999999999:")
     assert store.lease("c", dead, 60, since)
-    assert not _elsewhere(store, cell, me, since)  # held by a process that died
+    assert not held_elsewhere(store, "c", me, since)  # held by a process that died
     store.release(dead)
     assert store.lease("c", "elsewhere:1:x:y", 60, since)
-    assert _elsewhere(store, cell, me, since)  # another run holds it
+    assert held_elsewhere(store, "c", me, since)  # another run holds it
     store.close()
