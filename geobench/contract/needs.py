@@ -7,6 +7,7 @@ its params returning one). Facts in use (a plugin may add its own):
 
 ================  ==========================================================================
 ``input``         ``"image"`` (C, H, W) or ``"vector"`` (D,) samples (datasets)
+``input_shape``   one sample's shape, ``(C, H, W)`` or ``(D,)`` (datasets)
 ``image_size``    the side of square images (datasets)
 ``orbit``         samples carry the orbit coordinates orbit actions move (datasets)
 ``classes``       number of classes (datasets; the core takes a class subset's size)
@@ -19,7 +20,16 @@ its params returning one). Facts in use (a plugin may add its own):
 ``homogeneous``   the backbone is positively homogeneous in its parameters
 ``layered``       the backbone's weights chain layer to layer (neuron counts need it)
 ``extra_params``  the head or the objective has parameters of its own
+``horizon_degree`` a mirror map's horizon degree alpha (mirror maps, nested in an optimizer)
+``layout``        the arm's parameters as built for the data's ``input_shape`` on the meta
+                  device, or why it cannot be built (the core, only when a need asks;
+                  ``geobench.suite.layout``)
+``layouts``       arm -> ``layout`` of every arm in the cell (the core, only when asked)
 ================  ==========================================================================
+
+A component nested in another's params (the mirror maps of ``mirror_descent``) gives facts
+and has needs like any other; its facts are given as the set of what its instances give
+(two maps of degrees 1 and 3: ``horizon_degree`` = ``{1.0, 3.0}``).
 
 A fact no component gives is unknown: a need on it holds, except a need made with ``has``,
 a capability some component must declare (an undeclared plugin backbone does not count as
@@ -41,12 +51,14 @@ Facts = Mapping[str, tuple[Any, str]]
 class Need:
     """``ok(*values)`` must hold for the values of ``facts``; ``wants`` says what in words
     (``"image inputs"``); ``given``: every fact must be given (a capability), else an
-    unknown fact lets the need hold."""
+    unknown fact lets the need hold; ``says(*values)``: what is wrong, in words, where the
+    facts' values alone would not say it."""
 
     facts: tuple[str, ...]
     ok: Callable[..., bool]
     wants: str
     given: bool = False
+    says: Callable[..., str] | None = None
 
     def problem(self, facts: Facts) -> str | None:
         """None when the need holds, else what is wrong (after ``needs``)."""
@@ -56,8 +68,11 @@ class Need:
                 missing = next(f for f in self.facts if f not in facts)
                 return f"{self.wants}; no component of the arm gives {missing!r}"
             return None
-        if self.ok(*(facts[f][0] for f in self.facts)):
+        values = [facts[f][0] for f in self.facts]
+        if self.ok(*values):
             return None
+        if self.says is not None:
+            return f"{self.wants}; {self.says(*values)}"
         return f"{self.wants}; " + ", ".join(f"{facts[f][1]} gives {f} = {facts[f][0]!r}"
                                              for f in self.facts)
 
@@ -80,6 +95,23 @@ def has(fact: str, wants: str) -> Need:
 def lacks(fact: str, wants: str) -> Need:
     """No component gives the fact as true."""
     return Need((fact,), lambda v: v is not True, wants)
+
+
+class Values(frozenset):
+    """The set of values nested components give for one fact (shown sorted)."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(sorted(map(repr, self))) + "}"
+
+
+def one_of_each(fact: str, wants: str) -> Need:
+    """A fact nested components give as a set holds one value at most."""
+    return Need((fact,), lambda v: len(v) <= 1, wants)
+
+
+def square(wants: str) -> Need:
+    """Square images: ``input_shape`` is ``(C, S, S)``."""
+    return Need(("input_shape",), lambda s: len(s) == 3 and s[1] == s[2], wants)
 
 
 IMAGES = equal("input", "image", "image inputs (C, H, W)")

@@ -1,36 +1,62 @@
 """Each arm of a grid point checked against its components' needs (``contract.needs``):
-the facts its components give, with the core's own (``batch``, ``classes``, ``arms``,
-``outputs``: the head's width, else the backbone's ``features`` when the head declares its
-facts and sets no width), then every need of every component, metrics included."""
+the facts its components give (nested components too, as sets), with the core's own
+(``batch``, ``classes``, ``arms``, ``outputs``: the head's width, else the backbone's
+``features`` when the head declares its facts and sets no width; ``layout`` and
+``layouts``, built on the meta device only when a need asks), then every need of every
+component, metrics and nested components included."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from geobench.contract.needs import Facts, gives_of, needs_of
+from geobench.contract.needs import Values, gives_of, needs_of
+from geobench.contract.params import nested_kinds, nested_specs
 from geobench.contract.registry import Registry
 from geobench.contract.spec import COMPONENT_KINDS, ArmSpec, Component
 from geobench.suite.load import Loc
 from geobench.suite.yamlio import SuiteError
 
+Given = tuple[Any, str]
 
-def _components(spec: ArmSpec) -> list[tuple[tuple[Any, ...], str, Component]]:
-    """(location, kind, component) of every component of the arm, metrics last."""
-    out = [((key,), kind, getattr(spec, key)) for key, kind in COMPONENT_KINDS.items()
+
+def _components(registry: Registry, spec: ArmSpec
+                ) -> list[tuple[tuple[Any, ...], str, Component, bool]]:
+    """(location, kind, component, nested) of every component of the arm, metrics after the
+    others and each component's nested components right after it."""
+    top = [((key,), kind, getattr(spec, key)) for key, kind in COMPONENT_KINDS.items()
            if getattr(spec, key) is not None]
-    return out + [(("metrics", i), "metrics", m) for i, m in enumerate(spec.metrics)]
+    top += [(("metrics", i), "metrics", m) for i, m in enumerate(spec.metrics)]
+    out = []
+    for loc, kind, comp in top:
+        out.append((loc, kind, comp, False))
+        model = type(comp.params)
+        for field, inner in nested_kinds(model).items():
+            for at, inner_spec in nested_specs(model, field, getattr(comp.params, field)):
+                params = registry.validate(inner, inner_spec)
+                out.append((loc + (field,) + at, inner, Component(inner_spec["name"], params),
+                            True))
+    return out
 
 
-def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, tuple[Any, str]]:
+def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, Given]:
     """What the arm's components give (a fact given as true by any of them is true; else
-    the first giver's value holds) and the core's facts."""
-    facts: dict[str, tuple[Any, str]] = {}
-    for loc, kind, comp in _components(spec):
-        who = f"{loc[0]} {comp.name!r}"
+    the first giver's value holds; nested components' values are collected in a set) and
+    the core's facts."""
+    facts: dict[str, Given] = {}
+    nested: dict[str, tuple[set[Any], str]] = {}
+    parent = ""
+    for loc, kind, comp, inner in _components(registry, spec):
+        parent = parent if inner else f"{loc[0]} {comp.name!r}"
+        who = f"the {kind.replace('_', ' ')} of {parent}" if inner else parent
         for fact, value in gives_of(registry.get(kind, comp.name).gives, comp.params).items():
-            if fact not in facts or (value is True and facts[fact][0] is not True):
+            if inner:
+                values, _ = nested.setdefault(fact, (set(), who))
+                values.add(value)
+            elif fact not in facts or (value is True and facts[fact][0] is not True):
                 facts[fact] = (value, who)
+    for fact, (values, who) in nested.items():
+        facts.setdefault(fact, (Values(values), who))
     data = spec.data.params
     who = f"data {spec.data.name!r}"
     batch, n_train = getattr(data, "batch_size", None), getattr(data, "n_train", None)
@@ -46,11 +72,48 @@ def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, tuple[A
     return facts
 
 
-def check_needs(registry: Registry, spec: ArmSpec, arms: int,
+class ArmFacts(Mapping[str, Given]):
+    """An arm's facts, with ``layout`` and ``layouts`` built the first time a need reads
+    them (given only when the data declares its ``input_shape``)."""
+
+    def __init__(self, registry: Registry, specs: Mapping[str, ArmSpec], arm: str) -> None:
+        self._registry, self._specs = registry, specs
+        self._given = arm_facts(registry, specs[arm], len(specs))
+        self._lazy: dict[str, Callable[[], Given]] = {}
+        if "input_shape" in self._given:
+            self._lazy["layout"] = lambda: (self._layout(specs[arm], self._given),
+                                            "the arm built for the data")
+            self._lazy["layouts"] = lambda: (
+                {a: self._layout(s, arm_facts(registry, s, len(specs)))
+                 for a, s in specs.items()}, "the cell's arms built for the data")
+
+    def _layout(self, spec: ArmSpec, facts: Mapping[str, Given]) -> Any:
+        from geobench.contract.meta_build import arm_layout  # torch, only when asked
+
+        classes = facts.get("classes", (2, ""))[0]
+        return arm_layout(self._registry, spec, tuple(facts["input_shape"][0]), classes)
+
+    def __getitem__(self, fact: str) -> Given:
+        if fact not in self._given and fact in self._lazy:
+            self._given[fact] = self._lazy.pop(fact)()
+        return self._given[fact]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._given) + list(self._lazy))
+
+    def __len__(self) -> int:
+        return len(self._given) + len(self._lazy)
+
+    def __contains__(self, fact: object) -> bool:
+        return fact in self._given or fact in self._lazy
+
+
+def check_needs(registry: Registry, specs: Mapping[str, ArmSpec], arm: str,
                 fail: Callable[[Loc, str], SuiteError]) -> None:
-    """Raise ``fail(<component>.name, ...)`` at the first need the arm does not meet."""
-    facts: Facts = arm_facts(registry, spec, arms)
-    for loc, kind, comp in _components(spec):
+    """Raise ``fail(<component>.name, ...)`` at the first need the arm ``arm`` of the cell
+    ``specs`` does not meet."""
+    facts = ArmFacts(registry, specs, arm)
+    for loc, kind, comp, _ in _components(registry, specs[arm]):
         for need in needs_of(registry.get(kind, comp.name).needs, comp.params):
             problem = need.problem(facts)
             if problem is not None:

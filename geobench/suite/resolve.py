@@ -186,6 +186,7 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
     of each other is checked on the arms as they run, not on this mixture."""
     suite, prof = loaded.suite, view.prof
     arms, specs, versions = {}, {}, {"geobench": __version__}
+    fails = {}
     for arm in view.arms:
         spec = merge_run(view.base, view.arms[arm], accepts)
         mine = f"arms.{arm}."
@@ -206,8 +207,10 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
 
         arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
         versions.update(used)
-        if not base_first:  # the base's values are checked there, not the mixture as an arm
-            check_needs(registry, specs[arm], len(view.arms), fail)
+        fails[arm] = fail
+    if not base_first:  # the base's values are checked there, not the mixture as an arm
+        for arm, fail in fails.items():
+            check_needs(registry, specs, arm, fail)
     names = list(arms)
     for arm in names[1:]:
         for key in SHARED_ACROSS_ARMS:

@@ -36,7 +36,7 @@ def register_objectives(register):
 
 @hookimpl
 def register_metrics(register):
-    from geobench.params import TWO_ARMS, MetricParams
+    from geobench.params import TWO_ARMS, MetricParams, same_layouts
     from geobench_alignment.bound import (
         ALIGNMENT_BOUND_FIELDS,
         BoundParams,
@@ -71,7 +71,9 @@ def register_metrics(register):
              needs=[TWO_ARMS], fields=SIMILARITY_GAP_FIELDS)
     register("weight_distance", build_weight_distance, params=MetricParams,
              doc="Relative parameter-space distance to the reference arm.",
-             needs=[TWO_ARMS], fields=WEIGHT_DISTANCE_FIELDS)
+             needs=[TWO_ARMS, same_layouts(("backbone.", "head."), False, "arms whose backbone "
+                                           "and head have the reference arm's parameter shapes")],
+             fields=WEIGHT_DISTANCE_FIELDS)
     register("alignment_bound", build_alignment_bound, params=BoundParams,
              doc="Theorem 1 bound and CKA / RSA lower bounds next to the measured values.",
              needs=[TWO_ARMS], fields=ALIGNMENT_BOUND_FIELDS)

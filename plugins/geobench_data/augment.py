@@ -18,6 +18,7 @@ from pydantic import Field
 from torch import Tensor
 
 from geobench.api import BuildContext, Params, host_to_device
+from geobench.params import IMAGES, Need, square
 from geobench_data import imageops as ops
 
 Pair = tuple[float, float]
@@ -199,6 +200,18 @@ class BYOLParams(ImageRecipeParams):
     blur_p: Pair = Field((1.0, 0.1), description="blur probability of view 0 and view 1")
     solarize_p: Pair = Field((0.0, 0.2), description="solarize probability of view 0, view 1")
     solarize_threshold: float = Field(0.5, description="solarize pixels >= threshold")
+
+
+def recipe_needs(params: ImageRecipeParams) -> list[Need]:
+    """Images; sides longer than half an explicit ``blur_kernel``; square ones to rotate."""
+    needs = [IMAGES]
+    k = params.blur_kernel
+    if k is not None:
+        needs.append(Need(("input_shape",), lambda s: len(s) == 3 and min(s[1:]) > k // 2,
+                          f"images whose sides exceed blur_kernel {k} // 2 = {k // 2} pixels"))
+    if params.rot90_p > 0:
+        needs.append(square(f"square images to rotate (rot90_p {params.rot90_p})"))
+    return needs
 
 
 def build_image_recipe(params: ImageRecipeParams, ctx: BuildContext) -> ImageRecipe:

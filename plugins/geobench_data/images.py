@@ -123,9 +123,15 @@ class DigitsParams(DataParams):
 
     @model_validator(mode="after")
     def _fits(self) -> DigitsParams:
-        """``n_train`` / ``n_test`` at most the split's size (all ten classes; a class subset
-        is checked when the data is built)."""
-        test = sum(round(self.test_fraction * n) for n in DIGITS_PER_CLASS)
+        """A test split in every class; ``n_train`` / ``n_test`` at most the split's size (all
+        ten classes; a class subset is checked when the data is built)."""
+        per_class = [round(self.test_fraction * n) for n in DIGITS_PER_CLASS]
+        if 0 in per_class:
+            least = 0.5 / min(DIGITS_PER_CLASS)
+            raise ValueError(f"test_fraction {self.test_fraction} leaves the digits test split "
+                             f"empty for {'every class' if not any(per_class) else 'some classes'}"
+                             f" (round(test_fraction x class size) is 0); at least {least:.4f}")
+        test = sum(per_class)
         sizes = {"n_train": sum(DIGITS_PER_CLASS) - test, "n_test": test}
         for name, have in sizes.items():
             want = getattr(self, name)

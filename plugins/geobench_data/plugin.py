@@ -14,14 +14,17 @@ def register_datasets(register) -> None:
     def images_of(classes: int | None = None, size: int | None = None
                   ) -> Callable[[object], dict[str, object]]:
         def gives(params) -> dict[str, object]:
-            side = size or params.size
-            return {"input": "image", "orbit": False, "image_size": side} | (
+            side, channels = size or params.size, 3 if size else params.channels
+            return {"input": "image", "orbit": False, "image_size": side,
+                    "input_shape": (channels, side, side)} | (
                 {"classes": classes} if classes else {})
 
         return gives
 
-    def vectors(params, orbits: bool = False) -> dict[str, object]:
-        return {"input": "vector", "orbit": orbits, "classes": params.num_classes}
+    def vectors(params, orbits: bool = False, classes: int | None = None
+                ) -> dict[str, object]:
+        return {"input": "vector", "orbit": orbits, "input_shape": (params.dim,),
+                "classes": classes or params.num_classes}
 
     register("cifar10", cifar.build_cifar10, params=cifar.CifarParams, gives=images_of(10, 32),
              doc="CIFAR-10 from a local copy (torchvision format)")
@@ -41,12 +44,10 @@ def register_datasets(register) -> None:
              params=synthetic.GaussianMixtureParams, gives=vectors,
              doc="isotropic Gaussian classes with means on a sphere in R^D")
     register("student_teacher", synthetic.build_student_teacher,
-             params=synthetic.StudentTeacherParams,
-             gives={"input": "vector", "orbit": False, "classes": 2},
+             params=synthetic.StudentTeacherParams, gives=lambda p: vectors(p, classes=2),
              doc="Gaussian inputs labelled by a random two-layer ReLU teacher, optional margin")
     register("linear_teacher", synthetic.build_linear_teacher,
-             params=synthetic.LinearTeacherParams,
-             gives={"input": "vector", "orbit": False, "classes": 2},
+             params=synthetic.LinearTeacherParams, gives=lambda p: vectors(p, classes=2),
              doc="Gaussian inputs labelled by a sparse linear teacher (separable through 0)")
     register("orbit_manifold", orbit.build_orbit_manifold, params=orbit.OrbitManifoldParams,
              gives=lambda p: vectors(p, orbits=True),
@@ -55,13 +56,15 @@ def register_datasets(register) -> None:
 
 @hookimpl
 def register_augmentations(register) -> None:
-    from geobench.params import IMAGES, has
+    from geobench.params import has
     from geobench_data import actions, augment
 
     register("none", actions.build_none, doc="identity: views equal the inputs")
     register("simclr", augment.build_image_recipe, params=augment.SimCLRParams,
-             needs=[IMAGES], doc="SimCLR: resized crop, flip, colour jitter, grayscale (batched)")
-    register("byol", augment.build_image_recipe, params=augment.BYOLParams, needs=[IMAGES],
+             needs=augment.recipe_needs,
+             doc="SimCLR: resized crop, flip, colour jitter, grayscale (batched)")
+    register("byol", augment.build_image_recipe, params=augment.BYOLParams,
+             needs=augment.recipe_needs,
              doc="BYOL: SimCLR's ops plus per-view blur and solarize (batched)")
     register("orbit_action", actions.build_orbit_action,
              needs=[has("orbit", "orbit coordinates (data such as orbit_manifold)")],

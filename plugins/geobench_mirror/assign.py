@@ -20,6 +20,7 @@ from pydantic import Field, model_validator
 from torch import Tensor, nn
 
 from geobench.api import BuildContext, MirrorMap, Nested, Params, trainable
+from geobench.params import Need
 from geobench.plugins import Registry
 
 
@@ -57,6 +58,36 @@ def build_map(spec: dict[str, Any], ctx: BuildContext) -> MirrorMap:
     return ctx.registry.build("mirror_maps", spec, ctx)
 
 
+def pattern_problem(names: list[str], patterns: list[str]) -> str | None:
+    """What keeps ``patterns`` from assigning a map to each of the parameters ``names``: a
+    parameter none matches, or a pattern other than ``*`` that matches none; else None."""
+    used: set[str] = set()
+    for name in names:
+        pattern = next((pat for pat in patterns if fnmatchcase(name, pat)), None)
+        if pattern is None:
+            return (f"parameter {name!r} matches none of the map patterns {patterns}; "
+                    "add a catch-all '*'")
+        used.add(pattern)
+    unused = [pat for pat in patterns if pat not in used and pat != "*"]
+    if unused:
+        shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12
+                                         else "")
+        return f"map pattern(s) {unused} match no parameter; parameters: {shown}"
+    return None
+
+
+def maps_need(params: MirrorDescentParams) -> list[Need]:
+    """``maps`` patterns that fit the parameters of the arm as built for the data."""
+    if params.maps is None:
+        return []
+    patterns = list(params.maps)
+    return [Need(("layout",),
+                 lambda layout: layout.error is not None
+                 or pattern_problem(layout.names(), patterns) is None,
+                 "map patterns that fit the arm's parameters",
+                 says=lambda layout: pattern_problem(layout.names(), patterns))]
+
+
 def assign_maps(
     named: list[tuple[str, Tensor]], params: MirrorDescentParams, ctx: BuildContext
 ) -> list[tuple[str, Tensor, MirrorMap]]:
@@ -65,22 +96,11 @@ def assign_maps(
         mirror_map = build_map(params.mirror_map or {"name": "euclidean"}, ctx)
         return [(name, p, mirror_map) for name, p in named]
     built = {pattern: build_map(spec, ctx) for pattern, spec in params.maps.items()}
-    used: set[str] = set()
-    out = []
-    for name, p in named:
-        pattern = next((pat for pat in built if fnmatchcase(name, pat)), None)
-        if pattern is None:
-            raise ValueError(
-                f"parameter {name!r} matches none of the map patterns {list(built)}; "
-                "add a catch-all '*'"
-            )
-        used.add(pattern)
-        out.append((name, p, built[pattern]))
-    unused = [pat for pat in built if pat not in used and pat != "*"]
-    if unused:
-        names = ", ".join(name for name, _ in named)
-        raise ValueError(f"map pattern(s) {unused} match no parameter; parameters: {names}")
-    return out
+    problem = pattern_problem([name for name, _ in named], list(built))
+    if problem is not None:
+        raise ValueError(problem)
+    return [(name, p, built[next(pat for pat in built if fnmatchcase(name, pat))])
+            for name, p in named]
 
 
 def optimizer_maps(

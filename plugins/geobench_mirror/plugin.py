@@ -34,22 +34,26 @@ def register_mirror_maps(register):
     from geobench.params import EmptyParams
     from geobench_mirror import maps
 
+    def degree(alpha: float | None = None):
+        return lambda params: {"horizon_degree": alpha or params.p}
+
     register("euclidean", lambda params, ctx: maps.euclidean(), params=EmptyParams,
-             doc=maps.Euclidean.__doc__)
+             gives=degree(maps.Euclidean.alpha), doc=maps.Euclidean.__doc__)
     register("hypentropy", lambda params, ctx: maps.hypentropy(params.lam),
-             params=HypentropyParams, doc=maps.Hypentropy.__doc__)
+             params=HypentropyParams, gives=degree(maps.Hypentropy.alpha),
+             doc=maps.Hypentropy.__doc__)
     register("pnorm", lambda params, ctx: maps.pnorm(params.p), params=PNormParams,
-             doc=maps.PNorm.__doc__)
+             gives=degree(), doc=maps.PNorm.__doc__)
     register("shifted_pnorm", lambda params, ctx: maps.shifted_pnorm(params.p, params.lam),
-             params=ShiftedPNormParams, doc=maps.ShiftedPNorm.__doc__)
+             params=ShiftedPNormParams, gives=degree(), doc=maps.ShiftedPNorm.__doc__)
 
 
 @hookimpl
 def register_optimizers(register):
-    from geobench_mirror.assign import MirrorDescentParams
+    from geobench_mirror.assign import MirrorDescentParams, maps_need
     from geobench_mirror.optimizers import build_mirror_descent
 
-    register("mirror_descent", build_mirror_descent, params=MirrorDescentParams,
+    register("mirror_descent", build_mirror_descent, params=MirrorDescentParams, needs=maps_need,
              doc="mirror descent ∇R(θ⁺) = ∇R(θ) − η∇L with one or per-pattern mirror maps")
 
 
@@ -76,7 +80,7 @@ def _metric(cls):
 
 @hookimpl
 def register_metrics(register):
-    from geobench.params import TWO_ARMS, MetricParams, has, lacks
+    from geobench.params import TWO_ARMS, MetricParams, has, lacks, one_of_each, same_layouts
     from geobench_mirror.balance import BALANCE_FIELDS, Balance
     from geobench_mirror.distance import DISTANCE_FIELDS, ReferenceDistance
     from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
@@ -113,17 +117,22 @@ def register_metrics(register):
                                       "leaky_relu or identity)"),
                    lacks("extra_params", "no parameters outside the backbone (identity head "
                                          "without predictor, an objective without any)")]
+    degree = one_of_each("horizon_degree", "one horizon degree alpha for every parameter "
+                         "(Q-margins of mixed degree are not defined)")
+    homogeneous.append(degree)
     layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)")]
     register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
              fields=Q_MARGIN_FIELDS, needs=homogeneous)
     register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__,
-             fields=HORIZON_FIELDS)
+             fields=HORIZON_FIELDS, needs=[degree])
     register("alignment_time", _metric(AlignmentTime), params=AlignmentParams,
              doc=AlignmentTime.__doc__, fields=ALIGNMENT_TIME_FIELDS, needs=homogeneous)
     register("balance", _metric(Balance), params=MetricParams, doc=Balance.__doc__,
              fields=BALANCE_FIELDS)
     register("distance_to_reference", _metric(ReferenceDistance), params=MetricParams,
-             doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS, needs=[TWO_ARMS])
+             doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS,
+             needs=[TWO_ARMS, same_layouts(("",), True, "arms with the reference arm's "
+                                           "trainable parameter names and shapes")])
     register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__,
              fields=KKT_RESIDUAL_FIELDS, needs=homogeneous)
     register("max_margin_direction", _metric(SolverDirection), params=SolverDirectionParams,

@@ -79,7 +79,6 @@ def register_metrics(register):
              doc="Rayleigh quotient of G along augmentation tangents vs random directions.",
              fields=singularity.METRIC_SINGULARITY_FIELDS)
     register("guillotine", guillotine.build_guillotine, params=guillotine.GuillotineParams,
-             needs=lambda p: [has("orbit", "orbit coordinates for augmentation: action")]
-             if p.augmentation == "action" else [],
+             needs=guillotine.needs,
              doc="Probe accuracy on backbone minus on head outputs.",
              fields=guillotine.GUILLOTINE_FIELDS)

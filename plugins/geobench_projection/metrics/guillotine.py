@@ -58,6 +58,7 @@ from torch import Tensor, nn
 
 from geobench.api import Data, FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
+from geobench.params import Need, has, square
 from geobench_projection.metrics.common import features
 
 AUG_STEPS = 4
@@ -260,6 +261,15 @@ GUILLOTINE_FIELDS = {
     "selectivity": FieldDoc("aug_loss minus class_loss (> 0: the head discards the "
                             "augmentation variable more than the class)", "fraction"),
 }
+
+
+def needs(params: GuillotineParams) -> list[Need]:
+    """Orbit coordinates for ``action``, square images for ``rotation``."""
+    if params.augmentation == "action":
+        return [has("orbit", "orbit coordinates for augmentation: action")]
+    if params.augmentation == "rotation":
+        return [square("square images (C, S, S) for augmentation: rotation")]
+    return []
 
 
 def build_guillotine(params: GuillotineParams, ctx) -> Guillotine:

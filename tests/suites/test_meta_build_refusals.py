@@ -1,0 +1,119 @@
+"""Designs refused at validation that need a file or a plugin to show (the rest are in
+tests/suites/hostile): a checkpoint that does not fit the data, rotations of non-square
+images. And the meta-device layout they rest on, against a real build of the same arm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import timm
+import torch
+
+from geobench import hookimpl
+from geobench.contract.api import Arm, BuildContext
+from geobench.contract.meta_build import arm_layout
+from geobench.contract.plugins import load_registry, registry
+from geobench.suite import expand, load_suite
+from geobench.suite.yamlio import SuiteError
+from tests.data.helpers import data
+
+SUITE = """\
+name: refusals
+base:
+  data: DATA
+  augment: AUGMENT
+  backbone: BACKBONE
+  head: {name: identity}
+  objective: {name: ce}
+  optimizer: {name: sgd, lr: 0.1}
+  train: {steps: 2, device: cpu}
+  metrics: METRICS
+"""
+
+
+def suite(tmp_path: Path, data: str = "{name: digits, size: 16, n_train: 64, batch_size: 8}",
+          augment: str = "{name: none}", backbone: str = "{name: mlp, depth: 2, width: 8}",
+          metrics: str = "[]") -> Path:
+    path = tmp_path / "refusals.yaml"
+    path.write_text(SUITE.replace("DATA", data).replace("AUGMENT", augment)
+                    .replace("BACKBONE", backbone).replace("METRICS", metrics))
+    return path
+
+
+def refusal(path: Path, reg=None) -> str:
+    with pytest.raises(SuiteError) as err:
+        expand(load_suite(path), reg or registry())
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(f"{path}:")
+    return message
+
+
+def test_a_checkpoint_for_other_channels_is_refused(tmp_path):
+    weights = tmp_path / "rgb.pt"
+    torch.save(timm.create_model("resnet18", num_classes=10, in_chans=3).state_dict(), weights)
+    message = refusal(suite(tmp_path, backbone="{name: timm, model: resnet18, "
+                                               f"checkpoint: {weights}}}"))
+    assert "backbone.name: backbone 'timm' needs data it can take" in message
+    assert "size mismatch for conv1.weight" in message and "[64, 1, 7, 7]" in message
+
+
+def test_a_checkpoint_with_another_class_count_fits(tmp_path):
+    """The classifier of a checkpoint is not part of the backbone (timm's ``classifier``), so
+    a checkpoint for 10 classes fits data of 3."""
+    weights = tmp_path / "ten.pt"
+    torch.save(timm.create_model("resnet18", num_classes=10, in_chans=1).state_dict(), weights)
+    path = suite(tmp_path, data="{name: digits, size: 16, n_train: 64, batch_size: 8, "
+                                "classes: 3}",
+                 backbone=f"{{name: timm, model: resnet18, checkpoint: {weights}}}")
+    assert len(expand(load_suite(path), registry())) == 1
+
+
+class WideImages:
+    """A plugin dataset of 8 x 12 images that declares its input shape."""
+
+    @staticmethod
+    @hookimpl
+    def register_datasets(register):
+        from geobench.params import DataParams
+
+        register("wide_images", lambda params, ctx: None, params=DataParams,
+                 gives={"input": "image", "input_shape": (1, 8, 12), "classes": 2})
+
+
+@pytest.mark.parametrize(("augment", "metrics", "fragment"), [
+    ("{name: none}", "[{name: guillotine, augmentation: rotation}]",
+     "metric 'guillotine' needs square images (C, S, S) for augmentation: rotation; "
+     "data 'wide_images' gives input_shape = (1, 8, 12)"),
+    ("{name: simclr, rot90_p: 0.5}", "[]",
+     "augmentation 'simclr' needs square images to rotate (rot90_p 0.5)"),
+])
+def test_rotating_non_square_images_is_refused(tmp_path, augment, metrics, fragment):
+    reg = load_registry(extra_plugins=(WideImages,))
+    path = suite(tmp_path, data="{name: wide_images, batch_size: 8}", augment=augment,
+                 metrics=metrics)
+    assert fragment in refusal(path, reg)
+
+
+def test_the_meta_layout_is_the_built_arms(tmp_path):
+    """Names, shapes and trainability of every parameter, as a real build of the arm on the
+    CPU has them (resnet_tiny, a 2-layer head, CE's classifier over 3 classes)."""
+    path = suite(tmp_path, data="{name: digits, size: 16, n_train: 64, batch_size: 8, "
+                                "classes: 3}",
+                 backbone="{name: resnet_tiny}")
+    path.write_text(path.read_text().replace("{name: identity}",
+                                             "{name: mlp, hidden: 12, out: 6}"))
+    reg = registry()
+    spec = next(iter(expand(load_suite(path), reg)[0].specs.values()))
+    layout = arm_layout(reg, spec, (1, 16, 16), 3)
+    dataset = data({"name": "digits", "size": 16, "n_train": 64, "batch_size": 8,
+                    "classes": 3})
+    ctx = BuildContext(seed=0, device=torch.device("cpu"), data=dataset, registry=reg)
+    backbone = reg.create("backbones", spec.backbone, ctx)
+    ctx.feature_dim = backbone.feature_dim
+    head = reg.create("heads", spec.head, ctx)
+    ctx.embed_dim = head.out_dim
+    arm = Arm(backbone, head, reg.create("objectives", spec.objective, ctx))
+    real = tuple((n, tuple(p.shape), p.requires_grad) for n, p in arm.named_parameters())
+    assert layout.error is None and layout.parameters == real
+    assert any(n.startswith("objective.") and s[0] == 3 for n, s, _ in real)
