@@ -11,33 +11,44 @@ from __future__ import annotations
 
 import json
 import warnings
+from typing import Any
 
 from geobench.contract.layout import Layout, Shape
 from geobench.contract.registry import Registry
-from geobench.contract.spec import ArmSpec
+from geobench.contract.spec import ArmSpec, Component
 
-_CACHE: dict[int, tuple[Registry, dict[str, Layout]]] = {}
+_CACHE: dict[int, tuple[Registry, dict[str, Any]]] = {}
+
+
+def _key(*parts: Any) -> str:
+    return json.dumps([p if not isinstance(p, Component) else
+                       [p.name, p.params.model_dump(mode="json")] for p in parts], default=str)
 
 
 def arm_layout(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
                ) -> Layout:
-    """The layout of the arm ``spec`` for samples of ``input_shape`` and ``classes`` classes
-    (cached per registry and what the build depends on)."""
-    key = json.dumps([input_shape, classes] + [
-        [c.name, c.params.model_dump(mode="json")] for c in (spec.backbone, spec.head,
-                                                              spec.objective)], default=str)
+    """The layout of the arm ``spec`` for samples of ``input_shape`` and ``classes`` classes.
+    Cached per registry: the network (backbone and head, with its forward pass) per input
+    shape, classes and their specs; the whole arm per objective besides."""
     if _CACHE.get(id(registry), (None,))[0] is not registry:
         _CACHE[id(registry)] = (registry, {})
     cache = _CACHE[id(registry)][1]
+    net_key = _key("network", input_shape, classes, spec.backbone, spec.head)
+    key = _key(net_key, spec.objective)
     if key not in cache:
-        cache[key] = _build(registry, spec, input_shape, classes)
+        if net_key not in cache:
+            cache[net_key] = _network(registry, spec, input_shape, classes)
+        cache[key] = _arm(registry, spec, cache[net_key])
     return cache[key]
 
 
-def _build(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int) -> Layout:
+def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
+             ) -> tuple[Any, Any] | str:
+    """The build context and (backbone, head) on the meta device after a forward pass of two
+    samples, or why they cannot be built."""
     import torch
 
-    from geobench.contract.api import Arm, BuildContext, Data
+    from geobench.contract.api import BuildContext, Data
 
     meta = torch.device("meta")
     n = 2  # shapes do not depend on the batch size; two samples for batch norm
@@ -53,10 +64,24 @@ def _build(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int) 
             ctx.feature_dim = backbone.feature_dim
             head = registry.create("heads", spec.head, ctx)
             ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
-            objective = registry.create("objectives", spec.objective, ctx)
-            arm = Arm(backbone, head, objective)
-            arm.embed(x)
+            head(backbone(x))
     except Exception as exc:  # the builder's own message, as the run would fail with it
+        return _one_line(exc)
+    return ctx, (backbone, head)
+
+
+def _arm(registry: Registry, spec: ArmSpec, network: tuple[Any, Any] | str) -> Layout:
+    """The arm's layout: the network's parameters and the objective's, built beside it."""
+    if isinstance(network, str):
+        return Layout(error=network)
+    ctx, (backbone, head) = network
+    from geobench.contract.api import Arm
+
+    try:
+        with ctx.device, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            arm = Arm(backbone, head, registry.create("objectives", spec.objective, ctx))
+    except Exception as exc:
         return Layout(error=_one_line(exc))
     return Layout(tuple((name, tuple(p.shape), p.requires_grad)
                         for name, p in arm.named_parameters()))
