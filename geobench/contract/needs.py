@@ -5,27 +5,27 @@ A component registers ``gives`` (facts about the arm it makes true: a mapping, o
 function of its params returning one) and ``needs`` (a list of ``Need``, or a function of
 its params returning one). Facts in use (a plugin may add its own):
 
-================  ==========================================================================
-``input``         ``"image"`` (C, H, W) or ``"vector"`` (D,) samples (datasets)
-``input_shape``   one sample's shape, ``(C, H, W)`` or ``(D,)`` (datasets)
-``image_size``    the side of square images (datasets)
-``orbit``         samples carry the orbit coordinates orbit actions move (datasets)
-``classes``       number of classes (datasets; the core takes a class subset's size)
-``batch``         training batch size, at most ``n_train`` (the core, from the data params)
-``arms``          arms in the cell (the core)
-``features``      the backbone's feature width (backbones)
-``outputs``       the arm's output width: the head's, else ``features`` (heads; core)
-``predictor``     the head has a predictor (heads)
-``head_loss``     the objective is a loss of the head's outputs (H_eff needs one)
-``homogeneous``   the backbone is positively homogeneous in its parameters
-``layered``       the backbone's weights chain layer to layer (neuron counts need it)
-``extra_params``  the head or the objective has parameters of its own
-``horizon_degree`` a mirror map's horizon degree alpha (mirror maps, nested in an optimizer)
-``layout``        the arm's parameters as built for the data's ``input_shape`` on the meta
-                  device, or why it cannot be built (the core, only when a need asks;
-                  ``geobench.suite.layout``)
-``layouts``       arm -> ``layout`` of every arm in the cell (the core, only when asked)
-================  ==========================================================================
+====================  ======================================================================
+``input``             ``"image"`` (C, H, W) or ``"vector"`` (D,) samples (datasets)
+``input_shape``       one sample's shape, ``(C, H, W)`` or ``(D,)`` (datasets)
+``image_size``        the side of square images (datasets)
+``orbit``             samples carry the orbit coordinates orbit actions move (datasets)
+``classes``           number of classes (datasets; the core takes a class subset's size)
+``batch``             training batch size, at most ``n_train`` (the core, from the data params)
+``arms``              arms in the cell (the core)
+``features``          the backbone's feature width (backbones)
+``outputs``           the arm's output width: the head's, else ``features`` (heads; core)
+``predictor``         the head has a predictor (heads)
+``head_loss``         the objective is a loss of the head's outputs (H_eff needs one)
+``homogeneous``       the backbone is positively homogeneous in its parameters
+``layered``           the backbone's weights chain layer to layer (neuron counts need it)
+``extra_params``      the head or the objective has parameters of its own
+``horizon_degree``    a mirror map's horizon degree alpha (mirror maps, nested in an optimizer)
+``layout``            the arm's parameters as built for the data's ``input_shape`` on the meta
+                      device, or why it cannot be built (the core, only when a need asks;
+                      ``geobench.contract.meta_build``)
+``layouts``           arm -> ``layout`` of every arm in the cell (the core, only when asked)
+====================  ======================================================================
 
 A component nested in another's params (the mirror maps of ``mirror_descent``) gives facts
 and has needs like any other; its facts are given as the set of what its instances give

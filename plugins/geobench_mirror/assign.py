@@ -7,7 +7,9 @@ Patterns are matched with ``fnmatch.fnmatchcase`` against the full parameter nam
 ``named_parameters`` of the optimized module gives it (for an arm:
 ``backbone.layers.0.weight``; ``*`` also matches dots); the first matching pattern, in the
 order written, wins.  A pattern other than
-the catch-all ``*`` that matches no parameter is an error (most likely a misspelt name).
+the catch-all ``*`` that matches no parameter is an error (most likely a misspelt name), and
+so is a parameter no pattern matches; ``geobench validate`` refuses both, checking the
+patterns against the arm built on the meta device (``maps_need``).
 """
 
 from __future__ import annotations
