@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from pydantic import Field
+from pydantic import Field, field_validator
 from torch import Tensor
 
 from geobench.api import BuildContext, Params, host_to_device
@@ -175,6 +175,13 @@ class ImageRecipeParams(Params):
     blur_kernel: int | None = Field(
         None, ge=1, description="blur kernel size, odd (None: ~10% of the image side)"
     )
+
+    @field_validator("blur_kernel")
+    @classmethod
+    def _odd(cls, kernel: int | None) -> int | None:
+        if kernel is not None and kernel % 2 == 0:
+            raise ValueError("an odd number of pixels (the blur is centred)")
+        return kernel
     rot90_p: float = Field(0.0, ge=0, le=1, description="probability of a rotation by a "
                            "uniform number of quarter turns (square images)")
 
@@ -217,8 +224,6 @@ def recipe_needs(params: ImageRecipeParams) -> list[Need]:
 def build_image_recipe(params: ImageRecipeParams, ctx: BuildContext) -> ImageRecipe:
     """The crop/flip/jitter/grayscale(/blur/solarize/rotation) pipeline with ``params``."""
     blur = params.blur_p if isinstance(params.blur_p, tuple) else (params.blur_p,) * 2
-    if params.blur_kernel is not None and params.blur_kernel % 2 == 0:
-        raise ValueError(f"blur_kernel must be odd, got {params.blur_kernel}")
     return ImageRecipe(
         crop_scale=params.crop_scale, crop_ratio=params.crop_ratio, flip_p=params.flip_p,
         jitter_p=params.jitter_p,
