@@ -123,14 +123,16 @@ class DigitsParams(DataParams):
 
     @model_validator(mode="after")
     def _fits(self) -> DigitsParams:
-        """A test split in every class; ``n_train`` / ``n_test`` at most the split's size (all
-        ten classes; a class subset is checked when the data is built)."""
+        """A test split that cannot be empty; ``n_train`` / ``n_test`` at most the split's
+        size (all ten classes; a class subset is checked when the data is built)."""
         per_class = [round(self.test_fraction * n) for n in DIGITS_PER_CLASS]
-        if 0 in per_class:
-            least = 0.5 / min(DIGITS_PER_CLASS)
-            raise ValueError(f"test_fraction {self.test_fraction} leaves the digits test split "
-                             f"empty for {'every class' if not any(per_class) else 'some classes'}"
-                             f" (round(test_fraction x class size) is 0); at least {least:.4f}")
+        empty = [c for c, n in enumerate(per_class) if n == 0]
+        chosen = self.classes if isinstance(self.classes, list) else range(10)
+        count = self.classes if isinstance(self.classes, int) else len(chosen)
+        if len([c for c in chosen if c in empty]) >= count:
+            raise ValueError(f"test_fraction {self.test_fraction} can leave the digits test "
+                             "split empty (round(test_fraction x class size) is 0 in "
+                             f"classes {empty}); at least {0.5 / min(DIGITS_PER_CLASS):.4f}")
         test = sum(per_class)
         sizes = {"n_train": sum(DIGITS_PER_CLASS) - test, "n_test": test}
         for name, have in sizes.items():

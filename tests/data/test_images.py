@@ -89,3 +89,20 @@ def test_digits_resized_three_channels() -> None:
     assert torch.equal(d.train_x[:, 0], d.train_x[:, 2])
     assert d.train_x.min() >= 0 and d.train_x.max() <= 1
     assert set(d.train_y.tolist()) <= {0, 1, 2, 3} and d.num_classes == 4
+
+
+@pytest.mark.parametrize(("classes", "refused"), [
+    (None, False),   # at 0.0028 only classes 0, 2 and 8 (178, 177, 174 images) get none
+    ([0, 1], False),
+    ([0, 8], True),
+    (4, False),
+    (3, True),       # a drawn triple may be those three
+])
+def test_a_test_fraction_that_can_empty_the_test_split_is_refused(classes, refused) -> None:
+    from geobench_data.images import DigitsParams
+
+    if refused:
+        with pytest.raises(ValueError, match="can leave the digits test split empty"):
+            DigitsParams(test_fraction=0.0028, classes=classes)
+    else:
+        DigitsParams(test_fraction=0.0028, classes=classes)
