@@ -1,18 +1,19 @@
 """Params models of a plugin's components and the needs / gives contract, at their stable,
 torch-free import path (defined in ``geobench.contract.params`` and ``.needs``)."""
 
-from geobench.contract.layout import BUILDS, same_layouts
+from geobench.contract.layout import BUILDS, Layout, same_layouts, same_sizes
 from geobench.contract.needs import (
     BATCH_NORM,
     IMAGES,
+    TEST_SPLIT,
     TWO_ARMS,
     Need,
+    Values,
     at_least,
     batch_norm_if,
     equal,
     has,
     lacks,
-    one_of_each,
     square,
 )
 from geobench.contract.params import (
@@ -26,5 +27,6 @@ from geobench.contract.params import (
 )
 
 __all__ = ["BATCH_NORM", "BUILDS", "DataParams", "Direction", "EmptyParams", "FieldDoc",
-           "IMAGES", "MetricParams", "Need", "Nested", "Params", "TWO_ARMS", "at_least",
-           "batch_norm_if", "equal", "has", "lacks", "one_of_each", "same_layouts", "square"]
+           "IMAGES", "Layout", "MetricParams", "Need", "Nested", "Params", "TEST_SPLIT",
+           "TWO_ARMS", "Values", "at_least", "batch_norm_if", "equal", "has", "lacks",
+           "same_layouts", "same_sizes", "square"]

@@ -50,18 +50,20 @@ def register_optimizers(register):
 @hookimpl
 def register_metrics(register):
     from geobench.components import metrics as m
+    from geobench.contract.needs import TEST_SPLIT
 
     register("linear_probe", lambda p, ctx: m.LinearProbe(p), params=m.LinearProbeParams,
              doc="Linear-probe test accuracy on backbone or head features.",
-             fields=m.LINEAR_PROBE_FIELDS)
+             fields=m.LINEAR_PROBE_FIELDS, needs=[TEST_SPLIT])
     register("knn", lambda p, ctx: m.Knn(p), params=m.KnnParams,
              doc="k-NN (cosine) test accuracy on backbone or head features.",
-             fields=m.KNN_FIELDS)
+             fields=m.KNN_FIELDS, needs=[TEST_SPLIT])
     register("nccc", lambda p, ctx: m.Nccc(p), params=m.ReadoutParams,
              doc="Nearest class-centre test accuracy on backbone or head features.",
-             fields=m.NCCC_FIELDS)
+             fields=m.NCCC_FIELDS, needs=[TEST_SPLIT])
     register("eval_loss", lambda p, ctx: m.EvalLoss(p), params=m.EvalLossParams,
-             doc="The objective on held-out batches.", fields=m.EVAL_LOSS_FIELDS)
+             doc="The objective on held-out batches.", fields=m.EVAL_LOSS_FIELDS,
+             needs=[TEST_SPLIT])
     register("effective_rank", lambda p, ctx: m.EffectiveRank(p), params=m.EffectiveRankParams,
              doc="Effective rank of backbone or head features on the reference set.",
              fields=m.EFFECTIVE_RANK_FIELDS)

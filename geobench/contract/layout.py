@@ -5,6 +5,7 @@ it at registration."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from geobench.contract.needs import Need
@@ -15,8 +16,9 @@ Shape = tuple[int, ...]
 @dataclass(frozen=True)
 class Layout:
     """``(name, shape, trainable)`` of every parameter of the arm (``backbone.*``, ``head.*``,
-    ``objective.*``, as ``Arm.named_parameters`` names them), or ``error``: why the arm
-    cannot be built for the data (one line)."""
+    ``objective.*``, as ``Arm.named_parameters`` names them, after the arm's init), or
+    ``error``: why its network (backbone and head) cannot be built for the data (one
+    line)."""
 
     parameters: tuple[tuple[str, Shape, bool], ...] = ()
     error: str | None = None
@@ -25,11 +27,13 @@ class Layout:
         """Names of the trainable parameters (what an optimizer updates), in order."""
         return [name for name, _, grad in self.parameters if grad]
 
-    def shapes(self, prefixes: tuple[str, ...] = ("",), trainable_only: bool = False
-               ) -> list[tuple[str, Shape]]:
-        """(name, shape) of the parameters whose names start with one of ``prefixes``."""
-        return [(n, s) for n, s, grad in self.parameters
-                if n.startswith(prefixes) and (grad or not trainable_only)]
+    def shapes(self, trainable_only: bool = False) -> list[tuple[str, Shape]]:
+        """(name, shape) of the parameters (the trainable ones only)."""
+        return [(n, s) for n, s, grad in self.parameters if grad or not trainable_only]
+
+    def size(self, prefix: str) -> int:
+        """Entries of the parameters whose names start with ``prefix``."""
+        return sum(math.prod(s) for n, s, _ in self.parameters if n.startswith(prefix))
 
 
 BUILDS = Need(("layout",), lambda layout: layout.error is None,
@@ -38,26 +42,41 @@ BUILDS = Need(("layout",), lambda layout: layout.error is None,
 """The arm can be built for the data's inputs (a component whose build depends on them)."""
 
 
-def same_layouts(prefixes: tuple[str, ...], trainable_only: bool, wants: str) -> Need:
-    """A need that every arm of the cell has the first arm's parameter names and shapes
-    (those whose names start with one of ``prefixes``); a failed build lets it hold (the
-    backbone's own need reports it)."""
+def same_layouts(wants: str) -> Need:
+    """Every arm of the cell has the first arm's trainable parameter names and shapes; an arm
+    whose network cannot be built lets it hold (``BUILDS`` reports that)."""
 
     def mismatch(layouts: dict[str, Layout]) -> str | None:
-        first, *others = layouts.items()
-        ref = first[1].shapes(prefixes, trainable_only)
+        (first, ref), *others = layouts.items()
         for arm, layout in others:
-            if first[1].error or layout.error:
+            if ref.error or layout.error:
                 continue
-            mine = layout.shapes(prefixes, trainable_only)
-            if mine != ref:
-                diff = next(((a, b) for a, b in zip(ref, mine) if a != b),
-                            (ref[len(mine)] if len(ref) > len(mine) else None,
-                             mine[len(ref)] if len(mine) > len(ref) else None))
-                counts = f" ({len(mine)} vs {len(ref)} parameters)" if len(mine) != len(ref) \
-                    else ""
-                return (f"arm {arm!r} has {_param(diff[1])} where arm {first[0]!r} has "
-                        f"{_param(diff[0])}{counts}")
+            theirs, mine = ref.shapes(trainable_only=True), layout.shapes(trainable_only=True)
+            if mine != theirs:
+                a, b = next(((a, b) for a, b in zip(theirs, mine) if a != b),
+                            (theirs[len(mine)] if len(theirs) > len(mine) else None,
+                             mine[len(theirs)] if len(mine) > len(theirs) else None))
+                return f"arm {arm!r} has {_param(b)} where arm {first!r} has {_param(a)}"
+        return None
+
+    return Need(("layouts",), lambda layouts: mismatch(layouts) is None, wants,
+                says=mismatch)
+
+
+def same_sizes(prefixes: tuple[str, ...], wants: str) -> Need:
+    """Every arm of the cell has as many parameter entries under each of ``prefixes`` as
+    the first arm (a metric of flattened parameter vectors needs no more)."""
+
+    def mismatch(layouts: dict[str, Layout]) -> str | None:
+        (first, ref), *others = layouts.items()
+        for arm, layout in others:
+            if ref.error or layout.error:
+                continue
+            for prefix in prefixes:
+                theirs, mine = ref.size(prefix), layout.size(prefix)
+                if mine != theirs:
+                    return (f"arm {arm!r} has {mine} {prefix}* entries where arm {first!r} "
+                            f"has {theirs}")
         return None
 
     return Need(("layouts",), lambda layouts: mismatch(layouts) is None, wants,

@@ -1,6 +1,6 @@
-"""An arm's parameter layout, built without training: backbone, head and objective built as
-the engine builds them, on the meta device (shapes only, no memory, no numbers), for a
-batch of two samples of the data's ``input_shape``, and the batch's features and head
+"""An arm's parameter layout, built without training: backbone, head, objective and init
+built as the engine builds them, on the meta device (shapes only, no memory, no numbers),
+for a batch of two samples of the data's ``input_shape``, and the batch's features and head
 outputs computed.
 What cannot be built for that data (a timm model whose strides leave nothing of small
 images, ``cifar_stem`` on a model without a ResNet stem, a checkpoint that does not fit)
@@ -10,6 +10,7 @@ fails here, at validation, with the builder's own message. The facts ``layout`` 
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from typing import Any
 
@@ -21,30 +22,42 @@ _CACHE: dict[int, tuple[Registry, dict[str, Any]]] = {}
 
 
 def _key(*parts: Any) -> str:
-    return json.dumps([p if not isinstance(p, Component) else
-                       [p.name, p.params.model_dump(mode="json")] for p in parts], default=str)
+    """JSON of ``parts``: a component as its name and params, with the size and time of any
+    file a string param names (a checkpoint rewritten in place is read again)."""
+    def part(p: Any) -> Any:
+        if not isinstance(p, Component):
+            return p
+        params = p.params.model_dump(mode="json")
+        files = [os.stat(v)[6:9] for v in params.values()
+                 if isinstance(v, str) and os.path.isfile(v)]
+        return [p.name, params, files]
+
+    return json.dumps([part(p) for p in parts], default=str)
 
 
 def arm_layout(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
-               ) -> Layout:
-    """The layout of the arm ``spec`` for samples of ``input_shape`` and ``classes`` classes.
-    Cached per registry: the network (backbone and head, with its forward pass) per input
-    shape, classes and their specs; the whole arm per objective besides."""
+               ) -> Layout | None:
+    """The layout of the arm ``spec`` for samples of ``input_shape`` and ``classes`` classes;
+    None where an objective or init cannot be built on the meta device (the layout is
+    unknown). Cached per registry: the network (backbone and head, with its forward pass)
+    per data, input shape, classes and their specs; the whole arm per objective and init."""
     if _CACHE.get(id(registry), (None,))[0] is not registry:
         _CACHE[id(registry)] = (registry, {})
     cache = _CACHE[id(registry)][1]
-    net_key = _key("network", input_shape, classes, spec.backbone, spec.head)
-    key = _key(net_key, spec.objective)
+    net_key = _key("network", spec.data.name, input_shape, classes, spec.backbone, spec.head)
+    key = _key(net_key, spec.objective, spec.init)
     if key not in cache:
         if net_key not in cache:
             cache[net_key] = _network(registry, spec, input_shape, classes)
-        cache[key] = _arm(registry, spec, cache[net_key])
+        network = cache[net_key]
+        cache[key] = Layout(error=network) if isinstance(network, str) else \
+            _arm(registry, spec, network)
     return cache[key]
 
 
 def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
-             ) -> tuple[Any, Any] | str:
-    """The build context and (backbone, head) on the meta device after a forward pass of two
+             ) -> tuple[Any, Any, Any] | str:
+    """The build context, backbone and head on the meta device after a forward pass of two
     samples, or why they cannot be built."""
     import torch
 
@@ -67,22 +80,29 @@ def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
             head(backbone(x))
     except Exception as exc:  # the builder's own message, as the run would fail with it
         return _one_line(exc)
-    return ctx, (backbone, head)
+    return ctx, backbone, head
 
 
-def _arm(registry: Registry, spec: ArmSpec, network: tuple[Any, Any] | str) -> Layout:
-    """The arm's layout: the network's parameters and the objective's, built beside it."""
-    if isinstance(network, str):
-        return Layout(error=network)
-    ctx, (backbone, head) = network
+def _arm(registry: Registry, spec: ArmSpec, network: tuple[Any, Any, Any]) -> Layout | None:
+    """The arm's layout: objective and init built beside the network (on copies of it, as
+    an init may rewrap the backbone), or None where they cannot be built on the meta
+    device."""
+    import copy
+
     from geobench.contract.api import Arm
 
+    base, backbone, head = network
+    ctx = copy.copy(base)
     try:
         with ctx.device, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            arm = Arm(backbone, head, registry.create("objectives", spec.objective, ctx))
-    except Exception as exc:
-        return Layout(error=_one_line(exc))
+            arm = Arm(copy.deepcopy(backbone), copy.deepcopy(head),
+                      registry.create("objectives", spec.objective, ctx))
+            if spec.init is not None:
+                registry.create("inits", spec.init, ctx)(arm, ctx.data)
+            arm.objective.setup(arm)
+    except Exception:  # e.g. a component that reads the data's values: unknown, not refused
+        return None
     return Layout(tuple((name, tuple(p.shape), p.requires_grad)
                         for name, p in arm.named_parameters()))
 

@@ -8,6 +8,7 @@ its params returning one). Facts in use (a plugin may add its own):
 ====================  ======================================================================
 ``input``             ``"image"`` (C, H, W) or ``"vector"`` (D,) samples (datasets)
 ``input_shape``       one sample's shape, ``(C, H, W)`` or ``(D,)`` (datasets)
+``test_size``         the fewest test samples the data can have (datasets)
 ``image_size``        the side of square images (datasets)
 ``orbit``             samples carry the orbit coordinates orbit actions move (datasets)
 ``classes``           number of classes (datasets; the core takes a class subset's size)
@@ -28,7 +29,7 @@ its params returning one). Facts in use (a plugin may add its own):
 ====================  ======================================================================
 
 A component nested in another's params (the mirror maps of ``mirror_descent``) gives facts
-and has needs like any other; its facts are given as the set of what its instances give
+and has needs like any other; its facts are given as ``Values``, its place -> its value
 (two maps of degrees 1 and 3: ``horizon_degree`` = ``{1.0, 3.0}``).
 
 A fact no component gives is unknown: a need on it holds, except a need made with ``has``,
@@ -97,16 +98,12 @@ def lacks(fact: str, wants: str) -> Need:
     return Need((fact,), lambda v: v is not True, wants)
 
 
-class Values(frozenset):
-    """The set of values nested components give for one fact (shown sorted)."""
+class Values(dict):
+    """What nested components give for one fact: their place inside the component that
+    holds them (``("maps", "backbone.*")``) -> value; shown as the set of values."""
 
     def __repr__(self) -> str:
-        return "{" + ", ".join(sorted(map(repr, self))) + "}"
-
-
-def one_of_each(fact: str, wants: str) -> Need:
-    """A fact nested components give as a set holds one value at most."""
-    return Need((fact,), lambda v: len(v) <= 1, wants)
+        return "{" + ", ".join(sorted({repr(v) for v in self.values()})) + "}"
 
 
 def square(wants: str) -> Need:
@@ -114,6 +111,8 @@ def square(wants: str) -> Need:
     return Need(("input_shape",), lambda s: len(s) == 3 and s[1] == s[2], wants)
 
 
+TEST_SPLIT = at_least("test_size", 1, "a test split (the data's test_fraction can leave it "
+                     "empty)")
 IMAGES = equal("input", "image", "image inputs (C, H, W)")
 BATCH_NORM = at_least("batch", 2, "batches of at least 2 samples (batch norm)")
 TWO_ARMS = at_least("arms", 2, "two or more arms (it compares arms)")

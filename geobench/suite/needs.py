@@ -41,22 +41,22 @@ def _components(registry: Registry, spec: ArmSpec
 
 def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, Given]:
     """What the arm's components give (a fact given as true by any of them is true; else
-    the first giver's value holds; nested components' values are collected in a set) and
-    the core's facts."""
+    the first giver's value holds; nested components' values are collected by place,
+    ``Values``) and the core's facts."""
     facts: dict[str, Given] = {}
-    nested: dict[str, tuple[set[Any], str]] = {}
+    nested: dict[str, tuple[Values, str]] = {}
     parent = ""
     for loc, kind, comp, inner in _components(registry, spec):
         parent = parent if inner else f"{loc[0]} {comp.name!r}"
         who = f"the {kind.replace('_', ' ')} of {parent}" if inner else parent
         for fact, value in gives_of(registry.get(kind, comp.name).gives, comp.params).items():
             if inner:
-                values, _ = nested.setdefault(fact, (set(), who))
-                values.add(value)
+                values, _ = nested.setdefault(fact, (Values(), who))
+                values[loc[1:]] = value
             elif fact not in facts or (value is True and facts[fact][0] is not True):
                 facts[fact] = (value, who)
-    for fact, (values, who) in nested.items():
-        facts.setdefault(fact, (Values(values), who))
+    for fact, given in nested.items():
+        facts.setdefault(fact, given)
     data = spec.data.params
     who = f"data {spec.data.name!r}"
     batch, n_train = getattr(data, "batch_size", None), getattr(data, "n_train", None)
@@ -74,38 +74,55 @@ def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, Given]:
 
 class ArmFacts(Mapping[str, Given]):
     """An arm's facts, with ``layout`` and ``layouts`` built the first time a need reads
-    them (given only when the data declares its ``input_shape``)."""
+    them. They are given only where the data declares its ``input_shape`` and the build
+    says what the layout is (an objective or init the meta device cannot build leaves it
+    unknown)."""
 
     def __init__(self, registry: Registry, specs: Mapping[str, ArmSpec], arm: str) -> None:
-        self._registry, self._specs = registry, specs
+        self._registry, self._specs, self._arm = registry, specs, arm
         self._given = arm_facts(registry, specs[arm], len(specs))
-        self._lazy: dict[str, Callable[[], Given]] = {}
-        if "input_shape" in self._given:
-            self._lazy["layout"] = lambda: (self._layout(specs[arm], self._given),
-                                            "the arm built for the data")
-            self._lazy["layouts"] = lambda: (
-                {a: self._layout(s, arm_facts(registry, s, len(specs)))
-                 for a, s in specs.items()}, "the cell's arms built for the data")
+        self._lazy = {"layout", "layouts"} if "input_shape" in self._given else set()
 
-    def _layout(self, spec: ArmSpec, facts: Mapping[str, Given]) -> Any:
+    def _layout(self, arm: str) -> Any:
         from geobench.contract.meta_build import arm_layout  # torch, only when asked
 
+        spec = self._specs[arm]
+        facts = self._given if arm == self._arm else \
+            arm_facts(self._registry, spec, len(self._specs))
+        if "input_shape" not in facts:
+            return None
         classes = facts.get("classes", (2, ""))[0]
         return arm_layout(self._registry, spec, tuple(facts["input_shape"][0]), classes)
 
+    def _build(self, fact: str) -> None:
+        """Give ``fact`` (``layout`` or ``layouts``) if its build says what it is."""
+        self._lazy.discard(fact)
+        if fact == "layout":
+            layout = self._layout(self._arm)
+            if layout is not None:
+                self._given[fact] = (layout, "the arm built for the data")
+            return
+        layouts = {arm: self._layout(arm) for arm in self._specs}
+        if all(layout is not None for layout in layouts.values()):
+            self._given[fact] = (layouts, "the cell's arms built for the data")
+
     def __getitem__(self, fact: str) -> Given:
-        if fact not in self._given and fact in self._lazy:
-            self._given[fact] = self._lazy.pop(fact)()
+        if fact in self._lazy:
+            self._build(fact)
         return self._given[fact]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._given) + list(self._lazy))
+        for fact in list(self._lazy):
+            self._build(fact)
+        return iter(self._given)
 
     def __len__(self) -> int:
-        return len(self._given) + len(self._lazy)
+        return sum(1 for _ in self)
 
     def __contains__(self, fact: object) -> bool:
-        return fact in self._given or fact in self._lazy
+        if fact in self._lazy:
+            self._build(str(fact))
+        return fact in self._given
 
 
 def check_needs(registry: Registry, specs: Mapping[str, ArmSpec], arm: str,

@@ -208,13 +208,13 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
         arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
         versions.update(used)
         fails[arm] = fail
-    if not base_first:  # the base's values are checked there, not the mixture as an arm
-        for arm, fail in fails.items():
-            check_needs(registry, specs, arm, fail)
     names = list(arms)
     for arm in names[1:]:
         for key in SHARED_ACROSS_ARMS:
             if arms[arm][key] != arms[names[0]][key]:
                 raise loaded.fail(("arms", arm, key),
                                   f"arms train in lockstep and must share '{key}'")
+    if not base_first:  # the base's values are checked there, not the mixture as an arm
+        for arm, fail in fails.items():
+            check_needs(registry, specs, arm, fail)
     return arms, specs, versions

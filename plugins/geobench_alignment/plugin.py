@@ -36,7 +36,7 @@ def register_objectives(register):
 
 @hookimpl
 def register_metrics(register):
-    from geobench.params import TWO_ARMS, MetricParams, same_layouts
+    from geobench.params import TWO_ARMS, MetricParams, same_sizes
     from geobench_alignment.bound import (
         ALIGNMENT_BOUND_FIELDS,
         BoundParams,
@@ -71,8 +71,8 @@ def register_metrics(register):
              needs=[TWO_ARMS], fields=SIMILARITY_GAP_FIELDS)
     register("weight_distance", build_weight_distance, params=MetricParams,
              doc="Relative parameter-space distance to the reference arm.",
-             needs=[TWO_ARMS, same_layouts(("backbone.", "head."), False, "arms whose backbone "
-                                           "and head have the reference arm's parameter shapes")],
+             needs=[TWO_ARMS, same_sizes(("backbone.", "head."), "arms whose backbone and "
+                                         "head have as many parameters as the reference arm's")],
              fields=WEIGHT_DISTANCE_FIELDS)
     register("alignment_bound", build_alignment_bound, params=BoundParams,
              doc="Theorem 1 bound and CKA / RSA lower bounds next to the measured values.",

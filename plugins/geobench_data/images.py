@@ -123,16 +123,9 @@ class DigitsParams(DataParams):
 
     @model_validator(mode="after")
     def _fits(self) -> DigitsParams:
-        """A test split that cannot be empty; ``n_train`` / ``n_test`` at most the split's
-        size (all ten classes; a class subset is checked when the data is built)."""
+        """``n_train`` / ``n_test`` at most the split's size (all ten classes; a class subset
+        is checked when the data is built)."""
         per_class = [round(self.test_fraction * n) for n in DIGITS_PER_CLASS]
-        empty = [c for c, n in enumerate(per_class) if n == 0]
-        chosen = self.classes if isinstance(self.classes, list) else range(10)
-        count = self.classes if isinstance(self.classes, int) else len(chosen)
-        if len([c for c in chosen if c in empty]) >= count:
-            raise ValueError(f"test_fraction {self.test_fraction} can leave the digits test "
-                             "split empty (round(test_fraction x class size) is 0 in "
-                             f"classes {empty}); at least {0.5 / min(DIGITS_PER_CLASS):.4f}")
         test = sum(per_class)
         sizes = {"n_train": sum(DIGITS_PER_CLASS) - test, "n_test": test}
         for name, have in sizes.items():
@@ -141,6 +134,15 @@ class DigitsParams(DataParams):
                 raise ValueError(f"{name} {want} is more than the {have} images of the digits "
                                  f"{name[2:]} split (test_fraction {self.test_fraction})")
         return self
+
+
+def digits_test_size(params: DigitsParams) -> int:
+    """The fewest test samples the digits split can have for these params: of the listed
+    classes, or of the ``classes`` drawn classes with the fewest."""
+    per_class = [round(params.test_fraction * n) for n in DIGITS_PER_CLASS]
+    if isinstance(params.classes, list):
+        return sum(per_class[c] for c in params.classes if 0 <= c < len(per_class))
+    return sum(sorted(per_class)[:params.classes or len(per_class)])
 
 
 def build_digits(params: DigitsParams, ctx: BuildContext) -> Data:

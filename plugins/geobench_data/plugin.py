@@ -38,7 +38,8 @@ def register_datasets(register) -> None:
              "to 32 and 3 channels")
     register("image_folder", images.build_image_folder, params=images.ImageFolderParams,
              gives=images_of(), doc="images in a torchvision ImageFolder tree, resized")
-    register("digits", images.build_digits, params=images.DigitsParams, gives=images_of(10),
+    register("digits", images.build_digits, params=images.DigitsParams,
+             gives=lambda p: images_of(10)(p) | {"test_size": images.digits_test_size(p)},
              doc="scikit-learn's bundled 8x8 digits (1797 images, 10 classes), resized")
     register("gaussian_mixture", synthetic.build_gaussian_mixture,
              params=synthetic.GaussianMixtureParams, gives=vectors,

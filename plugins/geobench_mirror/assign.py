@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 from torch import Tensor, nn
 
 from geobench.api import BuildContext, MirrorMap, Nested, Params, trainable
-from geobench.params import Need
+from geobench.params import Layout, Need, Values
 from geobench.plugins import Registry
 
 
@@ -60,22 +60,47 @@ def build_map(spec: dict[str, Any], ctx: BuildContext) -> MirrorMap:
     return ctx.registry.build("mirror_maps", spec, ctx)
 
 
+def first_matches(names: list[str], patterns: list[str]) -> dict[str, str | None]:
+    """Name -> the first pattern that matches it (None: none does)."""
+    return {name: next((pat for pat in patterns if fnmatchcase(name, pat)), None)
+            for name in names}
+
+
 def pattern_problem(names: list[str], patterns: list[str]) -> str | None:
     """What keeps ``patterns`` from assigning a map to each of the parameters ``names``: a
     parameter none matches, or a pattern other than ``*`` that matches none; else None."""
-    used: set[str] = set()
-    for name in names:
-        pattern = next((pat for pat in patterns if fnmatchcase(name, pat)), None)
-        if pattern is None:
-            return (f"parameter {name!r} matches none of the map patterns {patterns}; "
-                    "add a catch-all '*'")
-        used.add(pattern)
-    unused = [pat for pat in patterns if pat not in used and pat != "*"]
+    matches = first_matches(names, patterns)
+    unmatched = [name for name, pat in matches.items() if pat is None]
+    if unmatched:
+        return (f"parameter {unmatched[0]!r} matches none of the map patterns {patterns}; "
+                "add a catch-all '*'")
+    unused = [pat for pat in patterns if pat not in matches.values() and pat != "*"]
     if unused:
         shown = ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12
                                          else "")
         return f"map pattern(s) {unused} match no parameter; parameters: {shown}"
     return None
+
+
+def degrees_in_use(degrees: Values, layout: Layout) -> set[float]:
+    """The horizon degrees of the maps that some trainable parameter gets (``degrees``:
+    each map's place in the optimizer's params -> its degree)."""
+    if layout.error is not None:
+        return set(degrees.values())
+    patterns = [place[1] for place in degrees if place[0] == "maps"]
+    used = set(first_matches(layout.names(), patterns).values())
+    return {alpha for place, alpha in degrees.items()
+            if place[0] != "maps" or place[1] in used}
+
+
+def one_degree(wants: str) -> Need:
+    """The maps in use share one horizon degree (given by nested mirror maps)."""
+    def used(degrees: Any, layout: Layout) -> set[float]:
+        return degrees_in_use(degrees, layout) if isinstance(degrees, Values) else set()
+
+    return Need(("horizon_degree", "layout"), lambda d, lay: len(used(d, lay)) <= 1, wants,
+                says=lambda d, lay: "the maps that parameters get have horizon degrees "
+                                    f"{sorted(used(d, lay))}")
 
 
 def maps_need(params: MirrorDescentParams) -> list[Need]:
@@ -101,8 +126,8 @@ def assign_maps(
     problem = pattern_problem([name for name, _ in named], list(built))
     if problem is not None:
         raise ValueError(problem)
-    return [(name, p, built[next(pat for pat in built if fnmatchcase(name, pat))])
-            for name, p in named]
+    matches = first_matches([name for name, _ in named], list(built))
+    return [(name, p, built[matches[name]]) for name, p in named]
 
 
 def optimizer_maps(

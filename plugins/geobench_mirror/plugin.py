@@ -80,7 +80,8 @@ def _metric(cls):
 
 @hookimpl
 def register_metrics(register):
-    from geobench.params import TWO_ARMS, MetricParams, has, lacks, one_of_each, same_layouts
+    from geobench.params import TEST_SPLIT, TWO_ARMS, MetricParams, has, lacks, same_layouts
+    from geobench_mirror.assign import one_degree
     from geobench_mirror.balance import BALANCE_FIELDS, Balance
     from geobench_mirror.distance import DISTANCE_FIELDS, ReferenceDistance
     from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
@@ -117,8 +118,8 @@ def register_metrics(register):
                                       "leaky_relu or identity)"),
                    lacks("extra_params", "no parameters outside the backbone (identity head "
                                          "without predictor, an objective without any)")]
-    degree = one_of_each("horizon_degree", "one horizon degree alpha for every parameter "
-                         "(Q-margins of mixed degree are not defined)")
+    degree = one_degree("one horizon degree alpha for every parameter (Q-margins of mixed "
+                        "degree are not defined)")
     homogeneous.append(degree)
     layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)")]
     register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
@@ -131,8 +132,9 @@ def register_metrics(register):
              fields=BALANCE_FIELDS)
     register("distance_to_reference", _metric(ReferenceDistance), params=MetricParams,
              doc=ReferenceDistance.__doc__, fields=DISTANCE_FIELDS,
-             needs=[TWO_ARMS, same_layouts(("",), True, "arms with the reference arm's "
-                                           "trainable parameter names and shapes")])
+             needs=[TWO_ARMS, TEST_SPLIT,
+                    same_layouts("arms with the reference arm's trainable parameter names "
+                                 "and shapes")])
     register("kkt_residual", _metric(KKTResidual), params=KKTParams, doc=KKTResidual.__doc__,
              fields=KKT_RESIDUAL_FIELDS, needs=homogeneous)
     register("max_margin_direction", _metric(SolverDirection), params=SolverDirectionParams,
@@ -144,4 +146,4 @@ def register_metrics(register):
     register("neuron_histogram", _metric(NeuronHistogram), params=HistogramParams,
              doc=NeuronHistogram.__doc__, fields=NEURON_HISTOGRAM_FIELDS, needs=layered)
     register("pruning_curve", _metric(PruningCurve), params=PruningParams,
-             doc=PruningCurve.__doc__, fields=PRUNING_CURVE_FIELDS)
+             doc=PruningCurve.__doc__, fields=PRUNING_CURVE_FIELDS, needs=[TEST_SPLIT])

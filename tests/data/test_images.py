@@ -91,18 +91,21 @@ def test_digits_resized_three_channels() -> None:
     assert set(d.train_y.tolist()) <= {0, 1, 2, 3} and d.num_classes == 4
 
 
-@pytest.mark.parametrize(("classes", "refused"), [
-    (None, False),   # at 0.0028 only classes 0, 2 and 8 (178, 177, 174 images) get none
-    ([0, 1], False),
-    ([0, 8], True),
-    (4, False),
-    (3, True),       # a drawn triple may be those three
-])
-def test_a_test_fraction_that_can_empty_the_test_split_is_refused(classes, refused) -> None:
-    from geobench_data.images import DigitsParams
+@pytest.mark.parametrize("classes", [None, [0, 1], [0, 8], [8]])
+def test_the_declared_test_size_is_the_built_splits(classes) -> None:
+    """At test_fraction 0.0028 classes 0, 2 and 8 (178, 177, 174 images) get no test
+    sample: the declared ``test_size`` counts the built test split."""
+    from geobench_data.images import DigitsParams, digits_test_size
 
-    if refused:
-        with pytest.raises(ValueError, match="can leave the digits test split empty"):
-            DigitsParams(test_fraction=0.0028, classes=classes)
-    else:
-        DigitsParams(test_fraction=0.0028, classes=classes)
+    spec = {"name": "digits", "size": 8, "test_fraction": 0.0028, "batch_size": 8,
+            "classes": classes}
+    built = data(spec)
+    assert digits_test_size(DigitsParams(**{k: v for k, v in spec.items() if k != "name"})) \
+        == len(built.test_y)
+
+
+def test_the_declared_test_size_of_drawn_classes_is_the_fewest() -> None:
+    from geobench_data.images import DigitsParams, digits_test_size
+
+    assert digits_test_size(DigitsParams(test_fraction=0.0028, classes=3)) == 0
+    assert digits_test_size(DigitsParams(test_fraction=0.0028, classes=4)) == 1

@@ -117,3 +117,112 @@ def test_the_meta_layout_is_the_built_arms(tmp_path):
     real = tuple((n, tuple(p.shape), p.requires_grad) for n, p in arm.named_parameters())
     assert layout.error is None and layout.parameters == real
     assert any(n.startswith("objective.") and s[0] == 3 for n, s, _ in real)
+
+
+INIT_MAPS = """\
+name: init_maps
+base:
+  data: {name: gaussian_mixture, dim: 8, n_train: 64, batch_size: 16, num_classes: 4}
+  augment: {name: none}
+  backbone: {name: mlp, depth: 2, width: 8, bias: false}
+  head: {name: identity}
+  objective: {name: ce}
+  init: {name: collapse, eps: 0.1, mode: affine}
+  optimizer:
+    name: mirror_descent
+    lr: 0.1
+    maps:
+      PATTERN: {name: euclidean}
+      "*": {name: pnorm, p: 3}
+  train: {steps: 2, device: cpu}
+"""
+
+RUNS = {  # designs that run, each near a refusal
+    "an init that wraps the backbone renames its parameters":
+        INIT_MAPS.replace("PATTERN", "backbone.affine.*"),
+    "a catch-all map that no parameter gets has no say in the degree": """\
+name: star
+base:
+  data: {name: linear_teacher, dim: 8, n_train: 64, batch_size: 16}
+  augment: {name: none}
+  backbone: {name: mlp, depth: 2, width: 8, out_dim: 1, bias: false}
+  head: {name: identity}
+  objective: {name: logistic}
+  optimizer:
+    name: mirror_descent
+    lr: 0.1
+    maps:
+      backbone.*: {name: pnorm, p: 3}
+      "*": {name: euclidean}
+  train: {steps: 2, device: cpu}
+  metrics:
+  - {name: horizon}
+""",
+    "weight_distance needs as many entries, not the same names": """\
+name: names
+base:
+  data: {name: digits, size: 8, n_train: 64, batch_size: 8}
+  augment: {name: none}
+  backbone: {name: mlp, depth: 2, width: 16}
+  objective: {name: ce}
+  optimizer: {name: sgd, lr: 0.1}
+  train: {steps: 2, device: cpu}
+  metrics:
+  - {name: weight_distance}
+arms:
+  linear: {head: {name: linear, out: 8, bias: true}}
+  mlp1: {head: {name: mlp, depth: 1, out: 8}}
+""",
+}
+
+
+@pytest.mark.parametrize("text", list(RUNS.values()), ids=list(RUNS))
+def test_designs_that_run_validate_and_run(text, tmp_path):
+    from geobench.run.runner import run_cell
+
+    path = tmp_path / "runs.yaml"
+    path.write_text(text)
+    cell = expand(load_suite(path), registry())[0]
+    result = run_cell(cell, registry())
+    assert result.status.value == "complete", result.error
+
+
+def test_a_pattern_an_init_renames_away_is_refused(tmp_path):
+    path = tmp_path / "gone.yaml"
+    path.write_text(INIT_MAPS.replace("PATTERN", "backbone.layers.*"))
+    assert "map pattern(s) ['backbone.layers.*'] match no parameter; parameters: " \
+           "backbone.backbone.layers.0.weight" in refusal(path)
+
+
+class CountingObjective:
+    """An objective that reads the labels' values when it is built (meta tensors have none)."""
+
+    @staticmethod
+    @hookimpl
+    def register_objectives(register):
+        from torch import nn
+
+        from geobench.api import Objective
+        from geobench.params import EmptyParams
+
+        class Prior(Objective):
+            n_views = 1
+
+            def __init__(self, ctx):
+                super().__init__()
+                counts = torch.bincount(ctx.data.train_y, minlength=ctx.data.num_classes)
+                self.register_buffer("log_prior", (counts / counts.sum()).log())
+                self.classifier = nn.Linear(ctx.embed_dim, ctx.data.num_classes)
+
+            def forward(self, arm, batch, views):
+                logits = self.classifier(arm.embed(batch.x)) + self.log_prior
+                return nn.functional.cross_entropy(logits, batch.y)
+
+        register("prior_ce", lambda p, ctx: Prior(ctx), params=EmptyParams)
+
+
+def test_an_objective_the_meta_device_cannot_build_is_not_refused(tmp_path):
+    """Its layout is unknown, so the backbone's need holds: the run decides."""
+    path = suite(tmp_path, backbone="{name: resnet_tiny}")
+    path.write_text(path.read_text().replace("{name: ce}", "{name: prior_ce}"))
+    assert len(expand(load_suite(path), load_registry(extra_plugins=(CountingObjective,)))) == 1

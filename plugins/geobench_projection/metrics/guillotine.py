@@ -58,7 +58,7 @@ from torch import Tensor, nn
 
 from geobench.api import Data, FieldDoc, Metric, MetricContext, MetricParams
 from geobench.geometry.probes import knn_accuracy, linear_probe_accuracy, nccc_accuracy
-from geobench.params import Need, has, square
+from geobench.params import TEST_SPLIT, Need, has, square
 from geobench_projection.metrics.common import features
 
 AUG_STEPS = 4
@@ -264,12 +264,12 @@ GUILLOTINE_FIELDS = {
 
 
 def needs(params: GuillotineParams) -> list[Need]:
-    """Orbit coordinates for ``action``, square images for ``rotation``."""
+    """A test split; orbit coordinates for ``action``, square images for ``rotation``."""
     if params.augmentation == "action":
-        return [has("orbit", "orbit coordinates for augmentation: action")]
+        return [TEST_SPLIT, has("orbit", "orbit coordinates for augmentation: action")]
     if params.augmentation == "rotation":
-        return [square("square images (C, S, S) for augmentation: rotation")]
-    return []
+        return [TEST_SPLIT, square("square images (C, S, S) for augmentation: rotation")]
+    return [TEST_SPLIT]
 
 
 def build_guillotine(params: GuillotineParams, ctx) -> Guillotine:
