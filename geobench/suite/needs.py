@@ -1,7 +1,7 @@
 """Each arm of a grid point checked against its components' needs (``contract.needs``):
-the facts its components give (nested components too, as sets), with the core's own
-(``batch``, ``classes``, ``arms``, ``outputs``: the head's width, else the backbone's
-``features`` when the head declares its facts and sets no width; ``layout`` and
+the facts its components give (nested components too, by place: ``Values``), with the
+core's own (``batch``, ``classes``, ``arms``, ``outputs``: the head's width, else the
+backbone's ``features`` when the head declares its facts and sets no width; ``layout`` and
 ``layouts``, built on the meta device only when a need asks), then every need of every
 component, metrics and nested components included."""
 
