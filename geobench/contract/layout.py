@@ -6,6 +6,7 @@ it at registration."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from geobench.contract.needs import Need
@@ -27,9 +28,9 @@ class Layout:
         """Names of the trainable parameters (what an optimizer updates), in order."""
         return [name for name, _, grad in self.parameters if grad]
 
-    def shapes(self, trainable_only: bool = False) -> list[tuple[str, Shape]]:
-        """(name, shape) of the parameters (the trainable ones only)."""
-        return [(n, s) for n, s, grad in self.parameters if grad or not trainable_only]
+    def shapes(self) -> list[tuple[str, Shape]]:
+        """(name, shape) of the trainable parameters, in order."""
+        return [(n, s) for n, s, grad in self.parameters if grad]
 
     def size(self, prefix: str) -> int:
         """Entries of the parameters whose names start with ``prefix``."""
@@ -42,45 +43,46 @@ BUILDS = Need(("layout",), lambda layout: layout.error is None,
 """The arm can be built for the data's inputs (a component whose build depends on them)."""
 
 
-def same_layouts(wants: str) -> Need:
-    """Every arm of the cell has the first arm's trainable parameter names and shapes; an arm
-    whose network cannot be built lets it hold (``BUILDS`` reports that)."""
+def _every_arm(wants: str, differ: Callable[[str, Layout, str, Layout], str | None]) -> Need:
+    """A need on ``layouts``: ``differ(first, its layout, arm, its layout)`` finds nothing for
+    any other arm; an arm whose network cannot be built lets it hold (``BUILDS`` reports
+    that)."""
 
     def mismatch(layouts: dict[str, Layout]) -> str | None:
         (first, ref), *others = layouts.items()
-        for arm, layout in others:
-            if ref.error or layout.error:
-                continue
-            theirs, mine = ref.shapes(trainable_only=True), layout.shapes(trainable_only=True)
-            if mine != theirs:
-                a, b = next(((a, b) for a, b in zip(theirs, mine) if a != b),
-                            (theirs[len(mine)] if len(theirs) > len(mine) else None,
-                             mine[len(theirs)] if len(mine) > len(theirs) else None))
-                return f"arm {arm!r} has {_param(b)} where arm {first!r} has {_param(a)}"
-        return None
+        found = (differ(first, ref, arm, layout) for arm, layout in others
+                 if not (ref.error or layout.error))
+        return next((f for f in found if f is not None), None)
 
     return Need(("layouts",), lambda layouts: mismatch(layouts) is None, wants,
                 says=mismatch)
+
+
+def same_layouts(wants: str) -> Need:
+    """Every arm of the cell has the first arm's trainable parameter names and shapes."""
+
+    def differ(first: str, ref: Layout, arm: str, layout: Layout) -> str | None:
+        theirs, mine = ref.shapes(), layout.shapes()
+        if mine == theirs:
+            return None
+        a, b = next(((a, b) for a, b in zip(theirs, mine) if a != b),
+                    (theirs[len(mine)] if len(theirs) > len(mine) else None,
+                     mine[len(theirs)] if len(mine) > len(theirs) else None))
+        return f"arm {arm!r} has {_param(b)} where arm {first!r} has {_param(a)}"
+
+    return _every_arm(wants, differ)
 
 
 def same_sizes(prefixes: tuple[str, ...], wants: str) -> Need:
     """Every arm of the cell has as many parameter entries under each of ``prefixes`` as
     the first arm (a metric of flattened parameter vectors needs no more)."""
 
-    def mismatch(layouts: dict[str, Layout]) -> str | None:
-        (first, ref), *others = layouts.items()
-        for arm, layout in others:
-            if ref.error or layout.error:
-                continue
-            for prefix in prefixes:
-                theirs, mine = ref.size(prefix), layout.size(prefix)
-                if mine != theirs:
-                    return (f"arm {arm!r} has {mine} {prefix}* entries where arm {first!r} "
-                            f"has {theirs}")
-        return None
+    def differ(first: str, ref: Layout, arm: str, layout: Layout) -> str | None:
+        return next((f"arm {arm!r} has {layout.size(p)} {p}* entries where arm {first!r} "
+                     f"has {ref.size(p)}" for p in prefixes if layout.size(p) != ref.size(p)),
+                    None)
 
-    return Need(("layouts",), lambda layouts: mismatch(layouts) is None, wants,
-                says=mismatch)
+    return _every_arm(wants, differ)
 
 
 def _param(item: tuple[str, Shape] | None) -> str:

@@ -66,10 +66,11 @@ def first_matches(names: list[str], patterns: list[str]) -> dict[str, str | None
             for name in names}
 
 
-def pattern_problem(names: list[str], patterns: list[str]) -> str | None:
-    """What keeps ``patterns`` from assigning a map to each of the parameters ``names``: a
-    parameter none matches, or a pattern other than ``*`` that matches none; else None."""
-    matches = first_matches(names, patterns)
+def pattern_problem(matches: dict[str, str | None], patterns: list[str]) -> str | None:
+    """What keeps ``patterns`` from assigning a map to each parameter (``matches``:
+    ``first_matches`` of the parameters' names): a parameter none matches, or a pattern
+    other than ``*`` that matches none; else None."""
+    names = list(matches)
     unmatched = [name for name, pat in matches.items() if pat is None]
     if unmatched:
         return (f"parameter {unmatched[0]!r} matches none of the map patterns {patterns}; "
@@ -108,11 +109,12 @@ def maps_need(params: MirrorDescentParams) -> list[Need]:
     if params.maps is None:
         return []
     patterns = list(params.maps)
-    return [Need(("layout",),
-                 lambda layout: layout.error is not None
-                 or pattern_problem(layout.names(), patterns) is None,
-                 "map patterns that fit the arm's parameters",
-                 says=lambda layout: pattern_problem(layout.names(), patterns))]
+
+    def problem(layout: Layout) -> str | None:
+        return pattern_problem(first_matches(layout.names(), patterns), patterns)
+
+    return [Need(("layout",), lambda layout: layout.error is not None or problem(layout) is None,
+                 "map patterns that fit the arm's parameters", says=problem)]
 
 
 def assign_maps(
@@ -123,10 +125,10 @@ def assign_maps(
         mirror_map = build_map(params.mirror_map or {"name": "euclidean"}, ctx)
         return [(name, p, mirror_map) for name, p in named]
     built = {pattern: build_map(spec, ctx) for pattern, spec in params.maps.items()}
-    problem = pattern_problem([name for name, _ in named], list(built))
+    matches = first_matches([name for name, _ in named], list(built))
+    problem = pattern_problem(matches, list(built))
     if problem is not None:
         raise ValueError(problem)
-    matches = first_matches([name for name, _ in named], list(built))
     return [(name, p, built[matches[name]]) for name, p in named]
 
 
