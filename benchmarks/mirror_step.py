@@ -1,4 +1,4 @@
-"""Optimizer step time: MirrorDescent (hypentropy, pnorm, ...) vs torch.optim.SGD.
+"""Optimizer step time: MirrorDescent (hypentropy, pnorm, ...), eager and compiled, vs SGD.
 
 Every optimizer steps its own copy of the parameters of the same model (a bias-free ReLU
 MLP, a bias-free VGG-16 with ``--model vgg16``, timm's ResNet-18 with ``--model
@@ -12,14 +12,18 @@ and dispatch, the part that dominates a GPU step) with the same fixed gradients;
 - ``loop hypentropy``: the mirror step written per tensor (asinh, subtract, sinh for every
   parameter in a Python loop), what a direct transcription of the update costs.
 
-Prints ms per step and the ratio to SGD (and, for scale, one forward + backward pass of the
-model on a batch of 256); repeats alternate between the optimizers so that machine noise
-hits all alike, and the median is reported.  One thread unless ``--threads`` says otherwise.
+Each map is timed eager and with ``MirrorDescent(compile=True)`` (compiled during the
+warm-up, tens of seconds per map on a CPU; ``--eager-only`` skips it).  Prints the CPU (or
+GPU) and the SIMD level torch dispatches to, ms per step and the ratio to SGD (and, for
+scale, one forward + backward pass of the model on a batch of 256); repeats alternate
+between the optimizers so that machine noise hits all alike, and the median is reported.
+One thread unless ``--threads`` says otherwise.  ``ATEN_CPU_CAPABILITY=avx2`` (or
+``default``, no SIMD) makes torch dispatch to a lower level than the CPU has.
 
-``--json`` prints one JSON object instead, ``{"params": N, "sgd_ms": x, "ratio": {"<map>":
-MirrorDescent ms / SGD ms, ...}}`` for the maps euclidean, hypentropy(0.1), pnorm(3) and
-shifted_pnorm(3, 0.1), without the loop baseline and the forward + backward pass; its
-default model is resnet18.  ``--compile`` times ``MirrorDescent(compile=True)``.
+``--json`` prints one JSON object instead, ``{"device": ..., "params": N, "sgd_ms": x,
+"eager": {"<map>": MirrorDescent ms / SGD ms, ...}, "compiled": {...}}`` for the maps
+euclidean, hypentropy(0.1), pnorm(3) and shifted_pnorm(3, 0.1), without the loop baseline
+and the forward + backward pass; its default model is resnet18.
 
     OMP_NUM_THREADS=1 python benchmarks/mirror_step.py              # MLP 4 x 256, CPU
     OMP_NUM_THREADS=1 python benchmarks/mirror_step.py --json       # ResNet-18, JSON
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -102,6 +107,20 @@ def time_steps(opt: torch.optim.Optimizer, steps: int, device: torch.device) -> 
     return 1e3 * (time.perf_counter() - start) / steps
 
 
+def device_name(device: torch.device) -> str:
+    """The GPU's name, or the CPU's model and the SIMD level torch dispatches to."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next(line.split(":", 1)[1].strip() for line in cpuinfo
+                         if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model} ({torch.backends.cpu.get_cpu_capability()})"
+
+
 def median_times(optimizers: dict[str, torch.optim.Optimizer], steps: int, repeats: int,
                  device: torch.device) -> dict[str, float]:
     """Median ms per step of each optimizer over alternating repeats (after a warm-up)."""
@@ -136,8 +155,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, help="steps per timed repeat (default 50, 10 for "
                                               "vgg16 and resnet18)")
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--compile", action="store_true",
-                    help="MirrorDescent(compile=True) (compiles during the warm-up)")
+    ap.add_argument("--eager-only", action="store_true",
+                    help="skip MirrorDescent(compile=True) (compiled during the warm-up)")
     ap.add_argument("--json", action="store_true", help="print one JSON object (see above)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -156,32 +175,41 @@ def main() -> None:
 
     optimizers: dict[str, torch.optim.Optimizer] = {
         "sgd": torch.optim.SGD(copy_params(params), lr=LR, foreach=True)}
-    for key, mirror_map in MAPS.items():
-        optimizers[key] = MirrorDescent(copy_params(params), lr=LR, mirror_map=mirror_map,
-                                        compile=args.compile)
+    modes = {"eager": False} if args.eager_only else {"eager": False, "compiled": True}
+    for mode, compiled in modes.items():
+        for key, mirror_map in MAPS.items():
+            optimizers[f"{key} {mode}"] = MirrorDescent(copy_params(params), lr=LR,
+                                                        mirror_map=mirror_map,
+                                                        compile=compiled)
     if not args.json:
         optimizers["loop hypentropy"] = LoopHypentropy(copy_params(params), lr=LR, lam=0.1)
     ms = median_times(optimizers, steps, args.repeats, device)
     base = ms["sgd"]
     if args.json:
-        ratio = {key: round(ms[key] / base, 3) for key in MAPS}
-        print(json.dumps({"params": n, "sgd_ms": round(base, 3), "ratio": ratio}))
+        ratios = {mode: {key: round(ms[f"{key} {mode}"] / base, 3) for key in MAPS}
+                  for mode in modes}
+        print(json.dumps({"device": device_name(device), "params": n,
+                          "sgd_ms": round(base, 3), **ratios}))
         return
 
-    print(f"{name}{' (big)' if args.big else ''} on {device}, {args.threads} thread(s)"
-          f"{', compiled' if args.compile else ''}: "
-          f"{len(params)} tensors, {n / 1e6:.2f} M parameters, "
+    print(f"{name}{' (big)' if args.big else ''} on {device_name(device)}, "
+          f"{args.threads} thread(s): {len(params)} tensors, {n / 1e6:.2f} M parameters, "
           f"{steps} steps x {args.repeats} repeats")
-    print(f"{'optimizer':38s} {'ms/step':>9s} {'x SGD':>7s}")
-    for key, value in ms.items():
-        label = f"mirror {MAPS[key]!r}" if key in MAPS else key
-        print(f"{label:38s} {value:9.3f} {value / base:7.2f}")
+    print(f"{'optimizer':38s} " + " ".join(f"{mode + ' ms':>12s} {'x SGD':>7s}"
+                                           for mode in modes))
+    print(f"{'sgd (foreach)':38s} {base:12.3f} {1.0:7.2f}")
+    for key, mirror_map in MAPS.items():
+        cells = [ms[f"{key} {mode}"] for mode in modes]
+        print(f"{'mirror ' + repr(mirror_map):38s} "
+              + " ".join(f"{value:12.3f} {value / base:7.2f}" for value in cells))
+    loop = ms["loop hypentropy"]
+    print(f"{'loop hypentropy':38s} {loop:12.3f} {loop / base:7.2f}")
     shape = {"mlp": (256, 2048 if args.big else 256), "tensors62": (256, 4)}.get(
         name, (256, 3, 32, 32))
     fwd_bwd = forward_backward_ms(model, torch.randn(shape, device=device), device)
-    print(f"{'(forward + backward, batch 256)':38s} {fwd_bwd:9.3f} {fwd_bwd / base:7.2f}")
+    print(f"{'(forward + backward, batch 256)':38s} {fwd_bwd:12.3f} {fwd_bwd / base:7.2f}")
     print("vectorised hypentropy vs per-tensor loop: "
-          f"{ms['loop hypentropy'] / ms['hypentropy']:.2f}x faster")
+          f"{loop / ms['hypentropy eager']:.2f}x faster")
 
 
 if __name__ == "__main__":

@@ -348,8 +348,10 @@ class MirrorMap(abc.ABC):
         """Write ∇Q(u) into ``out`` (same shape, dtype and device, not overlapping u).
 
         ``MirrorDescent`` calls it on chunks of its dual buffer with ``out`` the parameters'
-        memory.  The default copies ``grad_Q(u)``; the built-in maps override it with the
-        same arithmetic done in place (at most one temporary the size of u).
+        memory (``compile=True`` fuses ``grad_Q`` instead).  The default copies
+        ``grad_Q(u)``; the built-in maps override it with arithmetic done in place (at most
+        one temporary the size of u), in a form chosen for few elementwise passes that may
+        differ from ``grad_Q``'s by a few ulp.
         """
         return out.copy_(self.grad_Q(u))
 

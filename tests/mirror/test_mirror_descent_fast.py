@@ -152,10 +152,11 @@ def test_grad_Q_into_is_grad_Q(m, dtype):
     u = torch.cat([s * torch.randn(40, generator=g, dtype=torch.float64)
                    for s in (1e-6, 1e-2, 1.0, 5.0)] + [torch.zeros(1, dtype=torch.float64)])
     for values in (u, torch.cat([u, torch.tensor([-25.0, 30.0], dtype=torch.float64)])):
-        values = values.to(dtype)  # the second has |u| > 20 (hypentropy's other branch)
+        values = values.to(dtype)  # the second has |u| > 20
         out = torch.full_like(values, float("nan"))
         assert m.grad_Q_into(values, out) is out
-        torch.testing.assert_close(out, m.grad_Q(values), rtol=0, atol=0)
+        eps = torch.finfo(dtype).eps  # the two may use different forms: a few ulp apart
+        torch.testing.assert_close(out, m.grad_Q(values), rtol=8 * eps, atol=0)
 
 
 def test_state_holds_per_parameter_views_and_a_loaded_state_is_copied_in():
