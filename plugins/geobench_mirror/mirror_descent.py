@@ -41,10 +41,10 @@ is most of the step).
 the flat buffer (on a GPU the whole bucket, whatever the map), and on the CPU one fused loop
 per large parameter that reads u, g and writes u, θ once.  The learning rate of the fused
 loop lives in a device tensor, so a schedule neither recompiles nor copies from the host.
-On one CPU thread (ResNet-18, benchmarks/mirror_step.py) it takes hypentropy from ~33x an
-SGD step to ~7x (this torch build evaluates expm1 without SIMD in eager mode), pnorm(3)
-from ~4.3x to ~1.8x, euclidean from ~1.9x to ~1.7x.  It compiles at the first step (tens
+On the CPU the identity map (euclidean) stays eager: it has nothing to fuse, and the fused
+loop is slower there than the chunked update and copy.  It compiles at the first step (tens
 of seconds on CPU) and again for every new map, set of parameter shapes or weight decay.
+docs/performance.md ("Mirror maps on every CPU") has the step times, eager and compiled.
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ class MirrorDescent(Optimizer):
             self._remember(bucket)
             for p, view, g in zip(bucket.params, bucket.duals, grads, strict=True):
                 self._sync_dual(p, view, mirror_map, g is not None)
-        if group["compile"]:
+        if group["compile"] and not (bucket.params[0].is_cpu and type(mirror_map) is Euclidean):
             bucket.step_compiled(grads, mirror_map, group["lr"], group["weight_decay"])
         else:
             bucket.step(grads, mirror_map, group["lr"], group["weight_decay"])

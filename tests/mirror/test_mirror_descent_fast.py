@@ -306,6 +306,18 @@ def test_compiled_update_agrees_with_the_default(monkeypatch):
         torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-6)
 
 
+def test_the_identity_map_stays_eager_on_the_cpu(monkeypatch):
+    """compile=True with euclidean on the CPU takes the eager step (nothing to fuse) and
+    still equals SGD."""
+    monkeypatch.setattr(md, "_compiled_update", lambda: pytest.fail("compiled"))
+    monkeypatch.setattr(md, "_compiled_map", lambda: pytest.fail("compiled"))
+    w = nn.Parameter(torch.arange(6.0).reshape(2, 3))
+    opt = MirrorDescent([w], lr=0.5, mirror_map=maps.euclidean(), compile=True)
+    w.grad = torch.ones(2, 3)
+    opt.step()
+    torch.testing.assert_close(w.detach(), torch.arange(6.0).reshape(2, 3) - 0.5)
+
+
 def test_steps_that_skip_the_checks_keep_the_duals_exact():
     """Steps with nothing changed skip the per-parameter checks; a later full check (here:
     one parameter without a gradient) must not mistake the skipped steps' writes for
