@@ -9,7 +9,7 @@
 #     eager; MirrorDescent's CUDA path against the float64 reference; CPU/CUDA agreement);
 #  2. benchmarks/train_throughput.py: the SimCLR ResNet-18 step at batch 256 for each
 #     option, engine and hand-written loop, warm-up timed apart from the steady state;
-#  3. benchmarks/mirror_step.py --device cuda --json, eager and compiled;
+#  3. benchmarks/mirror_step.py --device cuda --json (each map eager and compiled);
 #  4. benchmarks/profile_step.py: the SimCLR step's split, then the first design point of
 #     each suite's full profile for 30 steps (s/step, metrics amortised over the real run).
 #
@@ -37,8 +37,7 @@ run 90 $py benchmarks/train_throughput.py --batch 256 --steps 40
 cp benchmarks/results/train_throughput_cuda.json "$out/" 2>/dev/null
 
 log "MirrorDescent step vs SGD(foreach), ResNet-18: eager, then compiled"
-run 25 $py benchmarks/mirror_step.py --device cuda --json
-run 55 $py benchmarks/mirror_step.py --device cuda --json --compile
+run 80 $py benchmarks/mirror_step.py --device cuda --json
 
 log "where a step's time goes: SimCLR step, then each suite's full profile (first design point)"
 [ -d "$GEOBENCH_DATA/cifar-10-batches-py" ] \
