@@ -7,11 +7,12 @@ calls.  A third-party map subclasses ``geobench.api.MirrorMap`` in its own packa
 importing this module (docs/mirror_flow.md).
 
 ∇R and ∇Q are written with the elementwise operations that torch evaluates with SIMD on
-every x86 CPU it supports (AVX2 and AVX-512 alike): arithmetic, ``abs``, ``copysign``,
+every x86 CPU (AVX-512, AVX2 and without SIMD alike): arithmetic, ``abs``, ``copysign``,
 ``sqrt``, ``exp``, ``log``, ``tanh`` and ``pow`` by 1/2, 1, 2 or 3.  ``expm1``, ``log1p``,
-``sinh``, ``cosh``, ``asinh``, ``where`` and ``pow`` by other exponents are 5 to 60 times
-slower per element than ``exp`` on some of them, so the maps use identities instead that
-keep the accuracy of those functions (each has its derivation beside it).
+``sinh``, ``cosh``, ``asinh``, ``where`` and ``pow`` by other exponents cost 5 to 90 times
+``exp`` per element on some of them (``benchmarks/elementwise_ops.py``), so the maps use
+identities instead that keep the accuracy of those functions (each has its derivation
+beside it; ``tests/mirror/test_map_kernels.py`` checks them against a 50-digit reference).
 """
 
 from __future__ import annotations
