@@ -155,10 +155,10 @@ def _short(value: Any, width: int) -> str:
 
 @dataclass
 class Timing:
-    """Where a cell's wall time went (seconds; not stored, so never part of its results):
-    building data, augmentation and arms (``start``), the training loop with its metrics
-    (``loop``, over ``steps`` steps of every arm) and each metric by its id (``metric``,
-    over ``calls`` calls, one per arm or arm pair)."""
+    """Where a cell's wall time went (seconds; stored in its provenance, never part of its
+    results): building data, augmentation and arms (``start``), the training loop with its
+    metrics (``loop``, over ``steps`` steps of every arm) and each metric by its id
+    (``metric``, over ``calls`` calls, one per arm or arm pair)."""
 
     start: float = 0.0
     loop: float = 0.0

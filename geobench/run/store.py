@@ -21,6 +21,7 @@ import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -180,11 +181,14 @@ class Store:
         """Replace whatever the store holds for ``cell`` by ``result`` and release ``owner``'s
         lease on it (not a lease another run has taken over meanwhile), atomically.
 
-        The provenance keeps ``claims``, the claim definitions in force when the cell's
-        values were first stored: a rerun of a complete or diverged cell keeps the earlier
-        record (or its lack), since its values were already there to see."""
+        The provenance records where the cell's time went (``timing``, a ``Timing``: what
+        ``geobench.run.calibrate.measured`` prices from) and keeps ``claims``, the claim
+        definitions in force when the cell's values were first stored: a rerun of a
+        complete or diverged cell keeps the earlier record (or its lack), since its values
+        were already there to see."""
         prov = {**provenance, "device": result.device, "threads": result.threads,
-                "batch_digest": result.batch_digest, "peak_mb": result.peak_mb}
+                "batch_digest": result.batch_digest, "peak_mb": result.peak_mb,
+                "timing": asdict(result.timing)}
         with self._writing():
             prior = self.db.execute("SELECT status, provenance FROM cells WHERE id = ?",
                                     (cell.id,)).fetchone()
