@@ -243,8 +243,8 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         *_claims_line(loaded, cells, values),
         f"- code: {', '.join(prov['code']) or 'n/a'}; torch "
         f"{', '.join(prov['torch']) or 'n/a'}; devices "
-        f"{', '.join(prov['devices']) or 'n/a'}; torch threads "
-        f"per cell {', '.join(threads) or 'not recorded'}",
+        f"{', '.join(prov['devices']) or 'n/a'}; CPU {'; '.join(prov['cpus']) or 'not recorded'}"
+        f"; torch threads per cell {', '.join(threads) or 'not recorded'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
         "**bold**: best in a column whose metric has a direction",

@@ -26,10 +26,10 @@ RECORD_SUFFIX = ".json"
 
 def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
     """What ran the cells: code versions (``-dirty`` with uncommitted changes), torch,
-    devices, torch threads per cell, the largest peak resident memory of a cell (MiB; None
-    where no cell recorded one), the cells' statuses, how many complete cells each arm
-    diverged in, trial seeds and when the first and last finished (UTC, ISO 8601; None when
-    none has)."""
+    devices, CPU models (where recorded), torch threads per cell, the largest peak resident
+    memory of a cell (MiB; None where no cell recorded one), the cells' statuses, how many
+    complete cells each arm diverged in, trial seeds and when the first and last finished
+    (UTC, ISO 8601; None when none has)."""
     provs = [r["provenance"] for r in values.rows.values()]
     finished = sorted(t for c in cells if (t := values.finished(c)) is not None)
     return {
@@ -37,6 +37,7 @@ def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
                         + ("-dirty" if p.get("git_dirty") else "") for p in provs}),
         "torch": sorted({p.get("torch", "?") for p in provs}),
         "devices": sorted({p.get("device", "?") for p in provs}),
+        "cpus": sorted({p["cpu"] for p in provs if p.get("cpu")}),
         "threads": sorted({str(p["threads"]) for p in provs if p.get("threads")}),
         "statuses": dict(sorted(Counter(values.status(c) for c in cells).items())),
         "arms_diverged": dict(sorted(Counter(

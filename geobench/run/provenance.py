@@ -1,4 +1,4 @@
-"""What produced a result: code revision and the versions that change numbers."""
+"""What produced a result: code revision, the versions and the CPU that change numbers."""
 
 from __future__ import annotations
 
@@ -22,9 +22,24 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
+def cpu_model() -> str:
+    """The CPU's model (from /proc/cpuinfo where there is one) and the SIMD level torch's
+    kernels dispatch to, e.g. ``Intel(R) Xeon(R) Processor (AVX512)``: two CPUs that differ
+    in either can round a run's values otherwise."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next((line.split(":", 1)[1].strip() for line in cpuinfo
+                          if line.startswith("model name")), "")
+    except OSError:
+        model = ""
+    model = model or platform.processor() or platform.machine()
+    return f"{model} ({torch.backends.cpu.get_cpu_capability()})"
+
+
 @cache
 def provenance() -> dict[str, Any]:
-    """git sha and dirty flag of the geobench checkout (None outside git), and versions."""
+    """git sha and dirty flag of the geobench checkout (None outside git), versions, host
+    and CPU."""
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {
         "git_sha": _git("rev-parse", "HEAD"),
@@ -33,4 +48,5 @@ def provenance() -> dict[str, Any]:
         "torch": torch.__version__,
         "geobench": __version__,
         "host": platform.node(),
+        "cpu": cpu_model(),
     }
