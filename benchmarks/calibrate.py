@@ -6,10 +6,14 @@ size met, each metric's seconds per evaluation and arm, and a cell's start-up; w
 resident memory of its design points (what one pool worker needs). The figures are merged
 into ``benchmarks/calibration/calibration_<device>.json`` (tracked: commit it) with the
 machine, torch version, date, the commands that wrote it and their source; a design point
-runs only when it prices something not yet measured in this run.
+runs only when it prices something not yet measured in this run. With ``--store``, nothing
+runs: the figures are the medians of the timing that a run of the profile stored with its
+cells (``geobench.run.calibrate.from_runs``), on this machine (the cells' CPU must be this
+one's).
 
     python benchmarks/calibrate.py suites/collapse.yaml [...] [--profile smoke] \
         [--device cpu] [--steps 20] [--batch N] [--samples N] [--data KEY=VALUE] [--memory]
+    python benchmarks/calibrate.py suites/mirror_flow.yaml --profile full --store STORE
 """
 
 from __future__ import annotations
@@ -18,17 +22,19 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from geobench.contract.plugins import registry
-from geobench.records import Status
-from geobench.run.calibrate import calibrate, merge
+from geobench.records import Cell, Status
+from geobench.run.calibrate import calibrate, from_runs, merge
 from geobench.run.estimate import CALIBRATION, calibration_path
 from geobench.run.preflight import Shortening
+from geobench.run.provenance import cpu_model
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from geobench.suite.yamlio import parse_yaml
 
@@ -36,16 +42,23 @@ DATASET_SIZES = {"cifar10": 50000, "cifar100": 50000, "fashion_mnist": 60000, "m
 
 
 def _machine(device: str) -> str:
-    """The GPU's name, or the CPU's model (from /proc/cpuinfo where there is one)."""
+    """The GPU's name, or the CPU's model and SIMD level with the cores."""
     if device == "cuda":
         return torch.cuda.get_device_name()
-    cpuinfo = Path("/proc/cpuinfo")
-    models = [line.split(":", 1)[1].strip() for line in
-              (cpuinfo.read_text().splitlines() if cpuinfo.exists() else [])
-              if line.startswith("model name")]
-    model = models[0] if models else platform.processor() or platform.machine()
-    return (f"{model}, {os.cpu_count()} cores, {torch.backends.cpu.get_cpu_capability()} "
-            "kernels; 1 torch thread")
+    return f"{cpu_model()}, {os.cpu_count()} cores; 1 torch thread"
+
+
+def stored_timing(cells: list[Cell], store: str) -> dict[str, Any]:
+    """``from_runs`` of ``cells`` in ``store``; exits when they ran on another CPU."""
+    rows = Store(store, read_only=True).cells([c.id for c in cells])
+    cpus = {row["provenance"].get("cpu") for row in rows.values()}
+    if cpus - {cpu_model()}:
+        sys.exit(f"{store}: the cells ran on {', '.join(map(str, sorted(cpus, key=str)))}; "
+                 f"this machine is {cpu_model()}: calibrate on the machine that ran them")
+    tables = from_runs(cells, rows)
+    print(f"{store}: {len(rows)} of {len(cells)} cells stored, "
+          f"{len(tables.get('start_s', {}))} cost keys timed", flush=True)
+    return tables
 
 
 def main() -> int:
@@ -60,6 +73,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=CALIBRATION)
     ap.add_argument("--memory", action="store_true",
                     help="run every design point and record only its peak memory")
+    ap.add_argument("--store", help="read the timing a run stored with the profile's cells "
+                                    "in this results store instead of running anything")
     args = ap.parse_args()
     torch.set_num_threads(1)  # as a pool worker runs: one torch thread per cell
     data = {}
@@ -83,7 +98,10 @@ def main() -> int:
             print(f"{suite}: no profile {args.profile!r}, skipped")
             continue
         cells = expand(loaded, reg, args.profile)
-        merge(new, calibrate(cells, reg, how, report, done, args.memory))
+        if args.store:
+            merge(new, stored_timing(cells, args.store))
+        else:
+            merge(new, calibrate(cells, reg, how, report, done, args.memory))
     path = calibration_path(args.device, args.out)
     doc = json.loads(path.read_text()) if path.exists() else {}
     merge(doc, new)

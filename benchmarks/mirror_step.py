@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -43,6 +42,8 @@ from collections.abc import Callable
 import torch
 from geobench_mirror import MirrorDescent, maps
 from torch import Tensor, nn
+
+from geobench.run.provenance import cpu_model
 
 LR = 1e-3
 MAPS = {
@@ -109,16 +110,7 @@ def time_steps(opt: torch.optim.Optimizer, steps: int, device: torch.device) -> 
 
 def device_name(device: torch.device) -> str:
     """The GPU's name, or the CPU's model and the SIMD level torch dispatches to."""
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    model = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            model = next(line.split(":", 1)[1].strip() for line in cpuinfo
-                         if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{model} ({torch.backends.cpu.get_cpu_capability()})"
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else cpu_model()
 
 
 def median_times(optimizers: dict[str, torch.optim.Optimizer], steps: int, repeats: int,

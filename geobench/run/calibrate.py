@@ -1,8 +1,10 @@
 """Calibration: the step, metric and start-up seconds that ``geobench.run.estimate`` prices
-cells with, measured by running design points shortened (``geobench.run.preflight``)."""
+cells with, measured by running design points shortened (``geobench.run.preflight``), or
+read from the timing that real runs stored with their cells (``from_runs``)."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -86,4 +88,31 @@ def calibrate(cells: list[Cell], registry: Registry, how: Shortening,
         elif not memory:
             done |= prices(short)
             merge(tables, measured(short, result.timing))
+    return tables
+
+
+def from_runs(cells: list[Cell], stored: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Calibration tables from the timing that ``cells`` stored with their results
+    (``Store.cells``; ``Store.write`` records it): each figure is the median, over the cells
+    whose every arm ran to the end, of what ``measured`` makes of each one's timing. Cells
+    not stored, stored without a timing or with an arm that stopped early are left out."""
+    samples: dict[tuple[str, str, str], list[float]] = {}
+    for cell in cells:
+        row = stored.get(cell.id)
+        timing = row["provenance"].get("timing") if row else None
+        if not timing or not timing["steps"] or \
+                any(a.status != Status.COMPLETE for a in row["arms"].values()):
+            continue
+        for section, table in measured(cell, Timing(**timing)).items():
+            for key, value in table.items():
+                for sub, seconds in (value.items() if isinstance(value, dict) else
+                                     [("", value)]):
+                    samples.setdefault((section, key, sub), []).append(seconds)
+    tables: dict[str, Any] = {}
+    for (section, key, sub), values in samples.items():
+        median = statistics.median(values)
+        if sub:
+            tables.setdefault(section, {}).setdefault(key, {})[sub] = median
+        else:
+            tables.setdefault(section, {})[key] = median
     return tables

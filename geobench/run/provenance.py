@@ -22,13 +22,13 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip()
 
 
-def cpu_model() -> str:
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
     """The CPU's model (from /proc/cpuinfo where there is one) and the SIMD level torch's
     kernels dispatch to, e.g. ``Intel(R) Xeon(R) Processor (AVX512)``: two CPUs that differ
     in either can round a run's values otherwise."""
     try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            model = next((line.split(":", 1)[1].strip() for line in cpuinfo
+        with open(cpuinfo) as lines:
+            model = next((line.split(":", 1)[1].strip() for line in lines
                           if line.startswith("model name")), "")
     except OSError:
         model = ""

@@ -1,15 +1,19 @@
 """Cost estimates: the evaluation count against the engine's schedule and scaling between
-batch sizes; memory: the calibrated peak per worker and the pool's worker count from it
+batch sizes; calibration from the timing a run stores, which prices its cells at the time
+they took; memory: the calibrated peak per worker and the pool's worker count from it
 (tests/suites/test_cost_estimate.py prices shipped suites)."""
 
+import copy
 import json
 
 import pytest
 
 from geobench.contract.plugins import registry
+from geobench.records import ArmStatus, Status
 from geobench.run import calibrate, estimate, runner
 from geobench.run.executors.pool import PoolExecutor, PoolParams
 from geobench.run.preflight import Shortening
+from geobench.run.store import Store
 from geobench.suite import expand, load_suite
 from geobench.train.schedules import Schedule
 from tests.core.suite_text import small_suite
@@ -83,3 +87,35 @@ def test_a_run_says_when_memory_caps_its_pool(tmp_path, monkeypatch, capsys):
     assert summary.statuses["complete"] == 2
     assert ("geobench: pool: 1 of 2 workers: 1.0 GiB available, a cell needs up to 0.6 GiB"
             in capsys.readouterr().err)
+
+
+def test_calibrating_from_a_runs_stored_timing_prices_its_cells_at_the_time_they_took(
+        tmp_path):
+    cells, key = _cells(tmp_path, "")  # 2 cells (trial seeds) of 3 steps, nccc every 10
+    runner.run_suite(str(tmp_path / "s.yaml"), runner.RunOptions(
+        store=str(tmp_path / "db.sqlite"), quiet=True))
+    rows = Store(tmp_path / "db.sqlite").cells([c.id for c in cells])
+    timings = [rows[c.id]["provenance"]["timing"] for c in cells]
+    for cell, t in zip(cells, timings):
+        assert t["steps"] == 3 and t["calls"] == {"nccc": 2}  # steps 0 and 3
+        assert 0 < t["start"] and 0 < t["metric"]["nccc"] < t["loop"]
+        assert t["start"] + t["loop"] <= rows[cell.id]["seconds"]  # within the cell's time
+    tables = calibrate.from_runs(cells, rows)
+    path = tmp_path / "calibration_cpu.json"
+    path.write_text(json.dumps(tables))
+    cal = estimate.Calibration.read(path)
+    # the same design twice: each figure the median (here the mean) of the two, so the two
+    # cells together cost what their start-up and loops took
+    assert estimate.estimate(cells, cal).seconds == pytest.approx(
+        sum(t["start"] + t["loop"] for t in timings), rel=1e-9)
+    assert tables["step_s"][key]["32"] == pytest.approx(
+        sum((t["loop"] - t["metric"]["nccc"]) / 3 for t in timings) / 2, rel=1e-9)
+    # a cell stored without a timing, or with an arm that stopped early, is left out
+    older = copy.deepcopy(rows)
+    del older[cells[0].id]["provenance"]["timing"]
+    stopped = copy.deepcopy(rows)
+    stopped[cells[0].id]["arms"] = {name: ArmStatus(Status.DIVERGED.value, step=1)
+                                    for name in stopped[cells[0].id]["arms"]}
+    alone = calibrate.from_runs(cells[1:], rows)
+    assert calibrate.from_runs(cells, older) == alone == calibrate.from_runs(cells, stopped)
+    assert alone["start_s"][key] == timings[1]["start"]

@@ -19,9 +19,10 @@ def fresh():
 
 def test_versions_and_host(fresh):
     got = fresh()
-    assert set(got) == {"git_sha", "git_dirty", "python", "torch", "geobench", "host"}
+    assert set(got) == {"git_sha", "git_dirty", "python", "torch", "geobench", "host", "cpu"}
     assert (got["python"], got["torch"], got["geobench"], got["host"]) == (
         platform.python_version(), torch.__version__, __version__, platform.node())
+    assert got["cpu"].endswith(f" ({torch.backends.cpu.get_cpu_capability()})")
     assert fresh() is got  # computed once per process
 
 
@@ -47,3 +48,13 @@ def test_git_outside_a_checkout_or_without_git_is_none(monkeypatch):
 
     monkeypatch.setattr(prov.subprocess, "run", missing)
     assert prov._git("status") is None
+
+
+def test_the_cpu_model_is_read_from_cpuinfo(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                    "model name\t: AMD EPYC 9R14 96-Core Processor\nflags\t\t: fpu\n" * 2)
+    level = torch.backends.cpu.get_cpu_capability()
+    assert prov.cpu_model(str(info)) == f"AMD EPYC 9R14 96-Core Processor ({level})"
+    fallback = platform.processor() or platform.machine()
+    assert prov.cpu_model(str(tmp_path / "missing")) == f"{fallback} ({level})"
