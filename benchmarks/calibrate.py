@@ -51,10 +51,10 @@ def _machine(device: str) -> str:
 def stored_timing(cells: list[Cell], store: str) -> dict[str, Any]:
     """``from_runs`` of ``cells`` in ``store``; exits when they ran on another CPU."""
     rows = Store(store, read_only=True).cells([c.id for c in cells])
-    cpus = {row["provenance"].get("cpu") for row in rows.values()}
+    cpus = {row["provenance"].get("cpu") or "an unrecorded CPU" for row in rows.values()}
     if cpus - {cpu_model()}:
-        sys.exit(f"{store}: the cells ran on {', '.join(map(str, sorted(cpus, key=str)))}; "
-                 f"this machine is {cpu_model()}: calibrate on the machine that ran them")
+        sys.exit(f"{store}: the cells ran on {', '.join(sorted(cpus))}; this machine is "
+                 f"{cpu_model()}: calibrate on the machine that ran them")
     tables = from_runs(cells, rows)
     print(f"{store}: {len(rows)} of {len(cells)} cells stored, "
           f"{len(tables.get('start_s', {}))} cost keys timed", flush=True)
