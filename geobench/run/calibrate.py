@@ -96,23 +96,21 @@ def from_runs(cells: list[Cell], stored: dict[str, dict[str, Any]]) -> dict[str,
     (``Store.cells``; ``Store.write`` records it): each figure is the median, over the cells
     whose every arm ran to the end, of what ``measured`` makes of each one's timing. Cells
     not stored, stored without a timing or with an arm that stopped early are left out."""
-    samples: dict[tuple[str, str, str], list[float]] = {}
+    tables = []
     for cell in cells:
         row = stored.get(cell.id)
         timing = row["provenance"].get("timing") if row else None
-        if not timing or not timing["steps"] or \
-                any(a.status != Status.COMPLETE for a in row["arms"].values()):
-            continue
-        for section, table in measured(cell, Timing(**timing)).items():
-            for key, value in table.items():
-                for sub, seconds in (value.items() if isinstance(value, dict) else
-                                     [("", value)]):
-                    samples.setdefault((section, key, sub), []).append(seconds)
-    tables: dict[str, Any] = {}
-    for (section, key, sub), values in samples.items():
-        median = statistics.median(values)
-        if sub:
-            tables.setdefault(section, {}).setdefault(key, {})[sub] = median
-        else:
-            tables.setdefault(section, {})[key] = median
-    return tables
+        if timing and timing["steps"] and \
+                all(a.status == Status.COMPLETE for a in row["arms"].values()):
+            tables.append(measured(cell, Timing(**timing)))
+    return _medians(tables)
+
+
+def _medians(tables: list[dict[str, Any]]) -> dict[str, Any]:
+    """Entry by entry (nested tables alike), the median over the ``tables`` that have it."""
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(k for table in tables for k in table):
+        values = [table[key] for table in tables if key in table]
+        out[key] = _medians(values) if isinstance(values[0], dict) else \
+            statistics.median(values)
+    return out
