@@ -57,7 +57,9 @@ CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 metrics."""
 
 
-def _row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
+def row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
+    """The keys a leaderboard's rows group cells by: the suite's ``leaderboard.rows``, else
+    the varied keys (seed aside) that differ between ``cells``, and ``arm`` with several."""
     spec = loaded.suite.leaderboard
     if spec.rows is not None:
         return spec.rows
@@ -73,7 +75,7 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     markdown."""
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
-    rows = _row_keys(loaded, cells)
+    rows = row_keys(loaded, cells)
 
     def doc(metric: LeaderboardMetric) -> FieldDoc | None:
         return declared(registry, cells, metric.key)
@@ -337,7 +339,7 @@ def _plots(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in _row_keys(loaded, cells) if r != "arm"]
+    rows = [r for r in row_keys(loaded, cells) if r != "arm"]
     made = []
     for plot in spec.plots:
         plot = PlotSpec(key=plot) if isinstance(plot, str) else plot

@@ -33,6 +33,7 @@ from geobench.figures import (
     read_stored,
     write_files,
 )
+from geobench.report.leaderboard import row_keys
 from geobench_mirror.neurons import HistogramParams, PruningParams
 
 KEY = "neuron_histogram"
@@ -56,8 +57,10 @@ def _percents(cell_arms: dict) -> list[int]:
 def collect(stored: StoredSuite, metric: str = KEY
             ) -> tuple[dict[str, dict[str, np.ndarray]], np.ndarray | None]:
     """{panel label: {arm: mean over seeds of the metric's vector}} and its x values (the
-    histogram's bin edges, or the pruning curve's percentages), over the complete cells."""
+    histogram's bin edges, or the pruning curve's percentages), over the complete cells; a
+    panel per row of the suite's leaderboard (``row_keys``, the arm aside)."""
     finals = stored.finals()
+    keys = [k for k in row_keys(stored.loaded, stored.cells) if k != "arm"]
     values: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     xs = None
     for cell in stored.cells:
@@ -67,8 +70,8 @@ def collect(stored: StoredSuite, metric: str = KEY
             xs = _edges(cell.arms) if metric == KEY else np.array(_percents(cell.arms))
         fields = ([f"bin_{i}" for i in range(len(xs) - 1)] if metric == KEY
                   else [f"acc_{p}" for p in xs])
-        panel = ", ".join(f"{k}={v}" for k, v in cell.varied.items()
-                          if k != "trial_seed") or "all cells"
+        panel = ", ".join(f"{k}={cell.varied[k]}" for k in keys if k in cell.varied
+                          ) or "all cells"
         for arm in cell.arms:
             vector = [finals[cell.id].get(metric_key(arm, f"{metric}.{f}")) for f in fields]
             if None not in vector:

@@ -36,12 +36,11 @@ def _finals(width: int, seed: int) -> dict[str, float]:
             "hyp/pruning_curve.acc_0": 1.0, "hyp/pruning_curve.acc_50": 0.5}
 
 
-@pytest.fixture
-def stored(tmp_path):
+def _store(tmp_path, text: str):
     """Seeds 0 and 1 complete; seed 2 failed (values that must not count), except at width
     12, where it is complete but its hyp arm has no pruning values."""
     suite = tmp_path / "mirror_report.yaml"
-    suite.write_text(SUITE)
+    suite.write_text(text)
     db = tmp_path / "res" / "db.sqlite"
     store = Store(db)
     for cell in expand(load_suite(suite), registry(), "smoke"):
@@ -55,6 +54,11 @@ def stored(tmp_path):
         store.write(cell, CellResult(cell.id, status, finals=finals), {})
     store.close()
     return suite, db
+
+
+@pytest.fixture
+def stored(tmp_path):
+    return _store(tmp_path, SUITE)
 
 
 def test_the_command_writes_both_figures_beside_the_leaderboard(stored, capsys):
@@ -102,3 +106,22 @@ def test_no_finished_cell_is_exit_1(tmp_path, capsys):
     assert capsys.readouterr().err == (f"no finished cells with neuron_histogram values of "
                                        f"{suite} [smoke] in {db}\n")
     assert not (tmp_path / "leaderboards").exists()
+
+
+def test_panels_are_the_leaderboard_rows(tmp_path, monkeypatch):
+    """A zip varies the width with gd's step; the leaderboard's rows name the width alone,
+    and so do the panels (not every zipped key)."""
+    text = SUITE.replace("grid:\n  backbone.width: [8, 12]\n",
+                         "zip:\n  - backbone.width: [8, 12]\n"
+                         "    arms.gd.optimizer.lr: [0.1, 0.05]\n"
+                         "leaderboard: {rows: [arm, backbone.width]}\n")
+    assert text != SUITE
+    suite, db = _store(tmp_path, text)
+    drawn = {}
+    monkeypatch.setattr("geobench_mirror.report.plot", lambda means, xs, title,
+                        metric="neuron_histogram": drawn.update({metric: means})
+                        or metric.encode())
+    assert geobench(["mirror-figures", str(suite), "--store", str(db), "--out",
+                     str(tmp_path / "h.png")]) == 0
+    assert set(drawn["neuron_histogram"]) == {"backbone.width=8", "backbone.width=12"}
+    np.testing.assert_allclose(drawn["pruning_curve"]["backbone.width=12"]["gd"], [1.0, 0.7])
