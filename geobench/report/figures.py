@@ -15,6 +15,7 @@ from typing import Any
 
 from geobench.records import Cell, Status, label_status, parse_metric_key
 from geobench.report.paths import stem
+from geobench.report.tables import row_keys
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite
 
@@ -45,6 +46,11 @@ class StoredSuite:
         """``<suite>`` for the smoke profile, else ``<suite>_<profile>``: the name of the
         leaderboard ``geobench leaderboard`` writes by default, which figures start with."""
         return stem(self.name, self.profile)
+
+    @property
+    def row_keys(self) -> list[str]:
+        """The keys the suite's leaderboard rows group its cells by (``tables.row_keys``)."""
+        return row_keys(self.loaded, self.cells)
 
     def finals(self, status: str = Status.COMPLETE) -> dict[str, dict[str, float]]:
         """Cell id -> final values (result key -> value) of the cells stored as ``status``,

@@ -43,7 +43,7 @@ from geobench.report import tables
 from geobench.report.context import apply_paper_holm, apply_scales
 from geobench.report.record import RECORD_SUFFIX, page_record, provenance, section_record
 from geobench.report.results import values_csv_gz
-from geobench.report.tables import MISSING, Groups, aggregate, cell_text
+from geobench.report.tables import MISSING, Groups, aggregate, cell_text, row_keys
 from geobench.run.store import Store
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
@@ -56,16 +56,6 @@ CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 """What the CSV holds of one table: its title (None: the main table), row keys, groups and
 metrics."""
 
-
-def row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
-    """The keys a leaderboard's rows group cells by: the suite's ``leaderboard.rows``, else
-    the varied keys (seed aside) that differ between ``cells``, and ``arm`` with several."""
-    spec = loaded.suite.leaderboard
-    if spec.rows is not None:
-        return spec.rows
-    varied = [k for k in (cells[0].varied if cells else {}) if k != "trial_seed"]
-    keys = [k for k in varied if len({repr(c.varied[k]) for c in cells}) > 1]
-    return keys + (["arm"] if len(cells[0].arms) > 1 else []) if cells else keys
 
 
 def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
@@ -179,16 +169,16 @@ def _pivots(values: StoredValues, cells: list[Cell], rows: list[str], spec: Lead
     """One table per metric: the row keys down, the values of ``spec.columns`` across."""
     pivot = spec.columns or ""
     grouped = tables.group(cells, rows, pivot)
-    row_keys = list(dict.fromkeys(k[:-1] for k in grouped))
+    row_values = list(dict.fromkeys(k[:-1] for k in grouped))
     pivots = list(dict.fromkeys(k[-1] for k in grouped))
     name = spec.labels.get(pivot, pivot)
     md = ""
     for metric, doc, label in zip(spec.metrics, docs, _labels(spec.metrics)):
         columns = []
         for value in pivots:
-            sub = {rk: grouped.get(rk + (value,), []) for rk in row_keys}
+            sub = {rk: grouped.get(rk + (value,), []) for rk in row_values}
             columns.append(tables.column(values, sub, metric, doc))
-        stated, blocks = tables.markdown(rows, row_keys, [f"{name}={v}" for v in pivots],
+        stated, blocks = tables.markdown(rows, row_values, [f"{name}={v}" for v in pivots],
                                          columns, spec.labels, max_columns=None)
         md += f"\n### {label} by {name}\n\n" + stated + blocks[0]
     return md

@@ -19,6 +19,7 @@ from geobench.claims.values import StoredValues
 from geobench.contract.api import FieldDoc
 from geobench.publish.markdown import markdown_table
 from geobench.records import SINGLE_ARM, Cell, Status
+from geobench.suite import LoadedSuite
 from geobench.suite.schema import LeaderboardMetric
 from geobench.suite.where import config_value, matches, named_arms, selects
 
@@ -96,6 +97,17 @@ def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric)
         elif value is not None and metric.nan is not None:
             nan += 1
     return Aggregate(found, len(members), diverged, metric.agg, nan)
+
+
+def row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:
+    """The keys a leaderboard's rows group cells by: the suite's ``leaderboard.rows``, else
+    the varied keys (seed aside) that differ between ``cells``, and ``arm`` with several."""
+    spec = loaded.suite.leaderboard
+    if spec.rows is not None:
+        return spec.rows
+    varied = [k for k in (cells[0].varied if cells else {}) if k != "trial_seed"]
+    keys = [k for k in varied if len({repr(c.varied[k]) for c in cells}) > 1]
+    return keys + (["arm"] if len(cells[0].arms) > 1 else []) if cells else keys
 
 
 def selected(cells: list[Cell], where: dict[str, Any]) -> tuple[list[Cell], list[str] | None]:

@@ -34,7 +34,6 @@ from geobench.figures import (
     read_stored,
     write_files,
 )
-from geobench.report.leaderboard import row_keys
 from geobench_mirror.neurons import HistogramParams, PruningParams
 
 KEY = "neuron_histogram"
@@ -59,9 +58,9 @@ def collect(stored: StoredSuite, metric: str = KEY
             ) -> tuple[dict[str, dict[str, np.ndarray]], np.ndarray | None]:
     """{panel label: {arm: mean over seeds of the metric's vector}} and its x values (the
     histogram's bin edges, or the pruning curve's percentages), over the complete cells; a
-    panel per row of the suite's leaderboard (``row_keys``, the arm aside)."""
+    panel per row of the suite's leaderboard (``StoredSuite.row_keys``, the arm aside)."""
     finals = stored.finals()
-    keys = [k for k in row_keys(stored.loaded, stored.cells) if k != "arm"]
+    keys = [k for k in stored.row_keys if k != "arm"]
     values: dict[str, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     xs = None
     for cell in stored.cells:
