@@ -57,7 +57,6 @@ CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 metrics."""
 
 
-
 def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
            registry: Registry) -> str:
     """Write ``out`` (markdown), its CSV, its claims' files, its plots and its record

@@ -6,12 +6,12 @@
 Reads the final ``neuron_histogram.bin_<i>`` and ``pruning_curve.acc_<percent>`` values of
 every finished cell, averages them over seeds, and draws one panel per row of the suite's
 leaderboard (its ``leaderboard.rows``, else the varied settings; seed and arm excluded), one
-line per arm: the histogram (bin edges those of the
-suite's ``neuron_histogram``) to ``--out`` and the test accuracy against the pruned share
-(the levels of the suite's ``pruning_curve``) beside it, ``<out stem>`` with ``neurons``
-replaced by ``pruning``.  ``--out`` defaults to ``<suite>_neurons.png`` (``<suite>_<profile>_``
-for a profile other than smoke) in ``leaderboards/`` beside the store, where ``geobench
-leaderboard`` writes the suite's leaderboard (whose description links the figures).
+line per arm: the histogram (bin edges those of the suite's ``neuron_histogram``) to
+``--out`` and the test accuracy against the pruned share (the levels of the suite's
+``pruning_curve``) beside it, ``<out stem>`` with ``neurons`` replaced by ``pruning``.
+``--out`` defaults to ``<suite>_neurons.png`` (``<suite>_<profile>_`` for a profile other
+than smoke) in ``leaderboards/`` beside the store, where ``geobench leaderboard`` writes the
+suite's leaderboard (whose description links the figures).
 """
 
 from __future__ import annotations
