@@ -27,8 +27,8 @@ import torch
 from PIL import Image
 from torchvision.transforms import v2
 
-from geobench.contract.api import BuildContext
-from geobench.contract.plugins import registry
+from geobench.contract.interfaces import BuildContext
+from geobench.contract.manager import registry
 
 
 def torchvision_recipe(name: str, size: int, view: int) -> v2.Compose:

@@ -28,14 +28,15 @@ from typing import Any
 
 import torch
 
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import Cell, Status
 from geobench.run.calibrate import calibrate, from_runs, merge
 from geobench.run.estimate import CALIBRATION, calibration_path
 from geobench.run.preflight import Shortening
 from geobench.run.provenance import cpu_model
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.suite.yamlio import parse_yaml
 
 DATASET_SIZES = {"cifar10": 50000, "cifar100": 50000, "fashion_mnist": 60000, "mnist": 60000}
@@ -97,7 +98,7 @@ def main() -> int:
         if args.profile != "smoke" and args.profile not in loaded.suite.profiles:
             print(f"{suite}: no profile {args.profile!r}, skipped")
             continue
-        cells = expand(loaded, reg, args.profile)
+        cells = Study(loaded, reg, args.profile).cells
         if args.store:
             merge(new, stored_timing(cells, args.store))
         else:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from geobench.contract.api import Arm, BuildContext
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.contract.interfaces import Arm, BuildContext
+from geobench.contract.manager import registry
+from geobench.study import Study
 from geobench.train.engine import run_cell
 from geobench.train.loader import batches
 
@@ -78,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "suite.yaml"
         path.write_text(SUITE.format(steps=args.steps, width=args.width))
-        cell = expand(load_suite(path), registry())[0]
+        cell = Study.open(path).cells[0]
     hand, eng = [], []
     hand_loop(cell)  # warm-up
     for _ in range(args.repeats):

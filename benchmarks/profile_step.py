@@ -42,11 +42,11 @@ from tabulate import tabulate
 from torch.autograd.profiler_util import FunctionEvent
 from train_throughput import make_cell  # this folder: the SimCLR ResNet-18 step
 
-from geobench.contract.plugins import describe_failure, registry
+from geobench.contract.manager import describe_failure, registry
 from geobench.records import Cell, CellResult
 from geobench.run.estimate import Calibration, calibration_path, cell_steps, evaluations
 from geobench.run.preflight import Shortening, design_points, shortened
-from geobench.suite import expand, load_suite
+from geobench.study import Study
 from geobench.train.device import resolve_device
 from geobench.train.engine import run_cell
 from geobench.train.phases import PHASES, PREFIX
@@ -58,7 +58,7 @@ def suite_cells(path: str, args: argparse.Namespace) -> tuple[Cell, Cell, Cell]:
     """The profile's first design point, its shortened copy and that copy without metrics
     (the profiled run: metrics are costed from the unprofiled one)."""
     reg = registry()
-    first = design_points(expand(load_suite(path), reg, args.profile))[0]
+    first = design_points(Study.open(path, args.profile, registry=reg).cells)[0]
     how = Shortening(steps=args.steps, batch=args.batch, device=args.device,
                      data={"verify_md5": False})
     bare = replace(first, arms={name: {**record, "metrics": []}

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import torch
 
-from geobench.contract.api import Arm, BuildContext
-from geobench.contract.plugins import registry
+from geobench.contract.interfaces import Arm, BuildContext
+from geobench.contract.manager import registry
 from geobench.records import Cell
-from geobench.suite import expand, load_suite
+from geobench.study import Study
 from geobench.train.engine import CHECK_EVERY, run_cell
 from geobench.train.loader import batches
 from geobench.train.precision import fp32_matmuls
@@ -68,7 +68,7 @@ def make_cell(args: argparse.Namespace, option: str) -> Cell:
         path = Path(tmp) / "suite.yaml"
         path.write_text(SUITE.format(batch=args.batch, steps=args.steps, device=args.device,
                                      **{k: str(v).lower() for k, v in parse(option).items()}))
-        return expand(load_suite(path), registry())[0]
+        return Study.open(path).cells[0]
 
 
 def _sync(device: str) -> None:

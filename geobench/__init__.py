@@ -5,7 +5,7 @@ results API, ``geobench.report.results``) load on first use."""
 
 from typing import Any
 
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 from geobench.version import __version__
 
 __all__ = ["hookimpl", "load_results", "load_series", "__version__"]

@@ -23,11 +23,11 @@ import argparse
 from collections.abc import Iterable
 from pathlib import Path
 
-from geobench.cli.options import cells_of, suite_options
 from geobench.publish.output import figure_bytes, write_files
 from geobench.records import SINGLE_ARM, Cell, cross_arm, metric_key
-from geobench.report.figures import SeriesRow, StoredSuite, stored_suite
 from geobench.report.paths import board_folder as figure_folder
+from geobench.report.stored import SeriesRow, StoredSuite, stored_suite
+from geobench.study.arguments import open_study, suite_options
 from geobench.suite import get_dotted
 
 __all__ = ["Cell", "SINGLE_ARM", "SeriesRow", "StoredSuite", "cross_arm", "figure_bytes",
@@ -49,5 +49,4 @@ def read_stored(args: argparse.Namespace, series: Iterable[str] = ()) -> StoredS
     """The suite and cells ``figure_options`` select (the profile's, under ``--set`` and
     ``--only``, checked as every command checks them) with what ``--store`` holds of them
     and their ``series`` (``<metric>.<field>`` names); the store is closed on return."""
-    loaded, cells = cells_of(args)
-    return stored_suite(loaded, args.profile, cells, args.store, series)
+    return stored_suite(open_study(args), args.store, series)

@@ -1,6 +1,6 @@
 """The hook marker and the component kinds, at their stable import path (defined in
-``geobench.contract.hookspecs``)."""
+``geobench.contract.hooks``)."""
 
-from geobench.contract.hookspecs import KINDS, hookimpl, hookspec, lazy
+from geobench.contract.hooks import KINDS, hookimpl, hookspec, lazy
 
 __all__ = ["KINDS", "hookimpl", "hookspec", "lazy"]

@@ -1,5 +1,5 @@
 """Params models of a plugin's components and the needs / gives contract, at their stable,
-torch-free import path (defined in ``geobench.contract.params`` and ``.needs``)."""
+torch-free import path (defined in ``geobench.contract.param_models`` and ``.needs``)."""
 
 from geobench.contract.layout import BUILDS, Layout, same_layouts, same_sizes
 from geobench.contract.needs import (
@@ -16,7 +16,7 @@ from geobench.contract.needs import (
     lacks,
     square,
 )
-from geobench.contract.params import (
+from geobench.contract.param_models import (
     DataParams,
     Direction,
     EmptyParams,

@@ -176,6 +176,7 @@ class Timing:
 
 
 DEFAULT_THREADS = 1  # torch threads per cell unless a run sets others: the published setting
+DEFAULT_STORE = "results/geobench.sqlite"  # every command's --store default
 
 
 @dataclass

@@ -22,7 +22,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 from geobench.contract.errors import RegistryError
-from geobench.contract.plugins import BUILTINS, GROUP
+from geobench.contract.manager import BUILTINS, GROUP
 from geobench.publish.output import write_files
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import argparse
 
-from geobench.contract.plugins import registry
 from geobench.publish.markdown import markdown_table
 from geobench.report.context import confirmation_rows, scale_rows
 from geobench.run.store import Store
-from geobench.suite import LoadedSuite, load_suite
+from geobench.study import Study
 
 CONFIRMATION_COLUMNS = ["claim (suite · profile)", "status (confirmation)",
                         "exploration: raw / Holm", "confirmation: raw / Holm / Holm (paper)",
                         ""]
 
 
-def scales_table(suites: list[LoadedSuite], store: Store) -> str:
+def scales_table(studies: list[Study], store: Store) -> str:
     """The claims that hold at every scale run, then those that change."""
-    profiles, rows = scale_rows(suites, store, registry())
+    profiles, rows = scale_rows(studies, store)
     if not rows:
         return (f"No claim tested at two or more profiles ({', '.join(profiles)}) holds at "
                 "every one or changes between them.")
@@ -38,12 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--confirmation", action="store_true",
                         help="exploration verdicts beside confirmation verdicts")
     args = parser.parse_args(argv)
-    suites = [load_suite(p) for p in args.suites]
+    studies = [Study.open(p) for p in args.suites]
     store = Store(args.store, read_only=True)
     try:
-        print(markdown_table(confirmation_rows(suites, store, registry()),
-                             CONFIRMATION_COLUMNS) if args.confirmation
-              else scales_table(suites, store))
+        print(markdown_table(confirmation_rows(studies, store), CONFIRMATION_COLUMNS)
+              if args.confirmation else scales_table(studies, store))
     finally:
         store.close()
     return 0

@@ -10,10 +10,9 @@ import textwrap
 
 from tabulate import tabulate
 
-from geobench.claims.table import (
+from geobench.claims.claims_table import (
     CHECKS_NOTE,
     UNFIRED_NOTE,
-    PaperFamily,
     checks_table,
     control_text,
     format_effect,
@@ -23,6 +22,7 @@ from geobench.claims.table import (
     summary_line,
     tested_claims,
 )
+from geobench.claims.family import PaperFamily
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 
 WIDTH = 120

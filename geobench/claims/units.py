@@ -1,6 +1,6 @@
 """The units of a claim part: a cell and arm, or a pair of cells, with the values that
-entered its ``d`` or the reason it was left out (``Tally`` collects them as a form reads the
-store)."""
+entered its ``d`` or the reason it was left out (``PartUnits`` collects them as a form reads
+the store). Units, parts and forms: docs/architecture.md, "Glossary"."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Unit:
         return "absent:" in self.excluded
 
 
-class Tally:
+class PartUnits:
     """The units of one claim part."""
 
     def __init__(self, claim: Claim, values: StoredValues, rate: bool,

@@ -11,7 +11,7 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from geobench.contract.params import FieldDoc
+from geobench.contract.param_models import FieldDoc
 from geobench.contract.registry import Registry, RegistryError
 from geobench.records import (
     SINGLE_ARM,

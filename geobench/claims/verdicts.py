@@ -57,7 +57,7 @@ from geobench.claims.stats import (
     interval,
     t_p_values,
 )
-from geobench.claims.units import Tally, Unit
+from geobench.claims.units import PartUnits, Unit
 from geobench.claims.values import StoredValues, declared
 from geobench.contract.registry import Registry
 from geobench.records import Cell
@@ -95,7 +95,7 @@ class Verdict:
     declared: str | None = None  # the suite's ``posthoc`` reason, where it applies
     seen: str | None = None  # why its data predate its definition (claims.registration)
     controls: list[Verdict] = field(default_factory=list)  # its positive controls
-    verdict_paper: str | None = None  # Holm's over the paper's family (report.context)
+    verdict_paper: str | None = None  # Holm's over the paper's family (claims.family)
     scales: dict[str, str] = field(default_factory=dict)  # other profile -> raw verdict
 
     @property
@@ -242,14 +242,14 @@ def _evaluate_part(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
     doc = declared(registry, cells, claim.metric)
     method = claim.interval(doc is not None and doc.binary)
-    tally = Tally(claim, values, method == "rate", doc is not None and doc.censored)
-    form_of(claim).tally(tally, loaded.suite, selected_cells(claim, cells))
-    return _verdict(claim, tally, method)
+    part_units = PartUnits(claim, values, method == "rate", doc is not None and doc.censored)
+    form_of(claim).collect_units(part_units, loaded.suite, selected_cells(claim, cells))
+    return _verdict(claim, part_units, method)
 
 
-def _verdict(claim: Claim, tally: Tally, method: str) -> Verdict:
-    seeds = tally.per_seed()
-    units = tally.units
+def _verdict(claim: Claim, part_units: PartUnits, method: str) -> Verdict:
+    seeds = part_units.per_seed()
+    units = part_units.units
     n, pairs = len(seeds), sum(len(v) for v in seeds.values())
     missing = sum(u.missing for u in units)
     present = any(not u.absent for u in units)

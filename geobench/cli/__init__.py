@@ -8,7 +8,13 @@ import argparse
 import os
 import sys
 
-from geobench.cli import inspect, new_plugin, report, run, site
+from geobench.cli import (
+    inspect_commands,
+    new_plugin,
+    report_commands,
+    run_commands,
+    site_command,
+)
 from geobench.cli.command import Command
 from geobench.cli.plugin_commands import plugin_commands, run_plugin_command
 from geobench.contract.errors import RegistryError
@@ -19,7 +25,8 @@ from geobench.suite.yamlio import SuiteError
 ORDER = ("run", "list", "show", "preflight", "validate", "results", "leaderboard", "claims",
          "site", "collect", "plugins", "new-plugin")
 """geobench's own commands, in the order ``--help`` lists them."""
-CORE = {c.name: c for module in (run, inspect, report, site, new_plugin)
+CORE = {c.name: c for module in (run_commands, inspect_commands, report_commands,
+                                    site_command, new_plugin)
         for c in module.COMMANDS}
 COMMANDS = {name: CORE[name] for name in ORDER}
 

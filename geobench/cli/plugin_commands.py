@@ -30,7 +30,7 @@ class PluginCommands:
 def plugin_commands(taken: Collection[str]) -> dict[str, Command]:
     """Every loaded plugin's commands (none may take a name in ``taken``); a plugin whose
     hook fails or redefines a command is skipped with a warning."""
-    from geobench.contract.plugins import describe_failure, plugins
+    from geobench.contract.manager import describe_failure, plugins
 
     loaded, commands = plugins(), {}
     for name, info in list(loaded.info.items()):
@@ -50,7 +50,7 @@ def plugin_commands(taken: Collection[str]) -> dict[str, Command]:
 def run_plugin_command(command: Command, argv: list[str]) -> int:
     """Parse ``argv`` with the command's arguments and run it, once its plugin has loaded
     whole (components included)."""
-    from geobench.contract.plugins import plugins, registry
+    from geobench.contract.manager import plugins, registry
 
     registry()
     if command.plugin not in plugins().info:

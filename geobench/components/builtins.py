@@ -4,7 +4,7 @@ Loaded by module path (not an entry point), so it is there even with plugin auto
 Implementations are imported inside the hooks: loading this module stays cheap.
 """
 
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 
 @hookimpl

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field
 from torch import Tensor, nn
 
-from geobench.contract.api import BuildContext, Params
+from geobench.contract.interfaces import BuildContext, Params
 from geobench.contract.needs import Need, batch_norm_if
 
 Activation = Literal["relu", "gelu", "silu", "softplus", "tanh", "leaky_relu", "identity"]

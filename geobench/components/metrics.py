@@ -9,7 +9,7 @@ import torch
 from pydantic import Field
 from torch import Tensor
 
-from geobench.contract.api import (
+from geobench.contract.interfaces import (
     Arm,
     Batch,
     FieldDoc,

@@ -11,7 +11,7 @@ from pydantic import Field
 from torch import Tensor
 
 from geobench.components.lars import LARS
-from geobench.contract.api import BuildContext, Params, trainable
+from geobench.contract.interfaces import BuildContext, Params, trainable
 
 
 class SGDParams(Params):

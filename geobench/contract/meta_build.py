@@ -61,7 +61,7 @@ def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
     samples, or why they cannot be built."""
     import torch
 
-    from geobench.contract.api import BuildContext, Data
+    from geobench.contract.interfaces import BuildContext, Data
 
     meta = torch.device("meta")
     n = 2  # shapes do not depend on the batch size; two samples for batch norm
@@ -89,7 +89,7 @@ def _arm(registry: Registry, spec: ArmSpec, network: tuple[Any, Any, Any]) -> La
     device."""
     import copy
 
-    from geobench.contract.api import Arm
+    from geobench.contract.interfaces import Arm
 
     base, backbone, head = network
     ctx = copy.copy(base)

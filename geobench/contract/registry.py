@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any, get_origin
 from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import RegistryError, did_you_mean
-from geobench.contract.hookspecs import KINDS
+from geobench.contract.hooks import KINDS
 from geobench.contract.needs import Gives, Needs
-from geobench.contract.params import EmptyParams, FieldDoc
+from geobench.contract.param_models import EmptyParams, FieldDoc
 
 if TYPE_CHECKING:
-    from geobench.contract.api import BuildContext, Factory
+    from geobench.contract.interfaces import BuildContext, Factory
     from geobench.contract.spec import Component
 
 

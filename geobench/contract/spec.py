@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from geobench.contract.params import MAX_COUNT
+from geobench.contract.param_models import MAX_COUNT
 
 ComponentSpec = dict[str, Any]  # {name: <registered name>, **params}
 COMPONENT_KINDS = {

@@ -23,31 +23,31 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from geobench.claims.registration import claims_digest
-from geobench.claims.table import (
+from geobench.claims.claims_table import (
     CONFIRMATION,
     EXPLORATION,
     UNCONFIRMED,
-    PaperFamily,
     Section,
     claims_section,
 )
+from geobench.claims.family import PaperFamily
+from geobench.claims.registration import claims_digest
 from geobench.claims.values import StoredValues, declared
-from geobench.claims.verdicts import Verdict, evaluate
-from geobench.contract.api import FieldDoc
-from geobench.contract.registry import Registry
+from geobench.claims.verdicts import Verdict
+from geobench.contract.interfaces import FieldDoc
 from geobench.publish.markdown import md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
 from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
 from geobench.report import tables
-from geobench.report.context import apply_paper_holm, apply_scales
-from geobench.report.record import RECORD_SUFFIX, page_record, provenance, section_record
+from geobench.report.page_record import RECORD_SUFFIX, page_record, provenance, section_record
+from geobench.report.paths import leaderboard_path
 from geobench.report.results import values_csv_gz
 from geobench.report.tables import MISSING, Groups, aggregate, cell_text, row_keys
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
-from geobench.suite.seeds import decided_cells, has_confirmation, seed_cells, seed_plan
+from geobench.suite.seeds import seed_cells, seed_plan
 from geobench.suite.where import config_value, named_arms, selects
 
 VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
@@ -57,11 +57,24 @@ CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 metrics."""
 
 
-def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
-           registry: Registry) -> str:
+def publish(study: Study, store_path: str | Path, out: str | Path | None = None) -> Path:
+    """Publish ``study``'s leaderboard from the store at ``store_path`` (read only) to
+    ``out`` (default: ``leaderboards/<suite>[_<profile>].md`` beside the store), as
+    ``render`` writes it; return the markdown's path."""
+    path = leaderboard_path(study.loaded, study.profile, store_path, out)
+    store = Store(store_path, read_only=True)
+    try:
+        render(study, store, path)
+    finally:
+        store.close()
+    return path
+
+
+def render(study: Study, store: Store, out: Path) -> str:
     """Write ``out`` (markdown), its CSV, its claims' files, its plots and its record
-    (``<stem>.json``, ``report.record``), all or none (``write_files``); return the
+    (``<stem>.json``, ``report.page_record``), all or none (``write_files``); return the
     markdown."""
+    loaded, cells, registry = study.loaded, study.cells, study.registry
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
     rows = row_keys(loaded, cells)
@@ -72,22 +85,17 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
     check_writable(out)
     files: dict[Path, Content] = {}
     md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
-    profile = cells[0].profile if cells else "smoke"
     sections = []
     if loaded.suite.claims:
-        confirmed = has_confirmation(loaded, profile)
-        verdicts = evaluate(loaded, decided_cells(loaded, profile, cells), values, registry,
-                            confirmed)
-        family = apply_paper_holm(loaded, profile, verdicts, store, registry)
-        apply_scales(loaded, profile, verdicts, store, registry)
+        confirmed = study.has_confirmation
+        verdicts, family = study.published_verdicts(store, values)
         section = CONFIRMATION if confirmed else UNCONFIRMED
         md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files, section,
                              family)
         sections.append(_section(verdicts, section, out, files,
                                  "confirm" if confirmed else "explore", family))
         if confirmed:
-            explore = evaluate(loaded, seed_cells(loaded, profile, cells, "explore"), values,
-                               registry)
+            explore = study.verdicts(store, "explore", values)
             md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
                                  EXPLORATION)
             sections.append(_section(explore, EXPLORATION, out, files, "explore", None))
@@ -105,7 +113,8 @@ def render(loaded: LoadedSuite, cells: list[Cell], store: Store, out: Path,
         figures.append((key, name))
         md += f"\n![{key}]({name})\n"
     files[out] = md
-    record = page_record(loaded, profile, cells, values, out, sections, figures, stored.name)
+    record = page_record(loaded, study.profile, cells, values, out, sections, figures,
+                         stored.name)
     files[out.with_suffix(RECORD_SUFFIX)] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     return md

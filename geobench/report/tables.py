@@ -16,7 +16,7 @@ from typing import Any
 
 from geobench.claims.stats import t_half_width
 from geobench.claims.values import StoredValues
-from geobench.contract.api import FieldDoc
+from geobench.contract.interfaces import FieldDoc
 from geobench.publish.markdown import markdown_table
 from geobench.records import SINGLE_ARM, Cell, Status
 from geobench.suite import LoadedSuite

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -13,16 +12,14 @@ from typing import Any
 
 import torch
 from pydantic import ValidationError
-from tqdm import tqdm
 
-from geobench.claims import expand_checked
 from geobench.claims.registration import claim_digests
-from geobench.contract.api import BuildContext
 from geobench.contract.errors import describe_validation_error
-from geobench.contract.plugins import describe_failure, registry
+from geobench.contract.interfaces import BuildContext, Executor
+from geobench.contract.manager import describe_failure
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import Component
-from geobench.records import DEFAULT_THREADS, Cell, CellResult, Status
+from geobench.records import DEFAULT_STORE, DEFAULT_THREADS, Cell, CellResult, Status
 from geobench.run.estimate import Calibration, calibration_path, peak_mb
 from geobench.run.leases import (
     LEASE_TIMEOUT_S,
@@ -32,10 +29,11 @@ from geobench.run.leases import (
     new_owner,
     release_dead,
 )
+from geobench.run.progress import RunProgress, StepLines, say
 from geobench.run.provenance import provenance
-from geobench.run.store import DEFAULT_STORE, Rerun, Store
-from geobench.suite import CELL_LIMIT, load_suite
-from geobench.suite.seeds import SeedSet, seed_cells
+from geobench.run.store import Rerun, Store
+from geobench.study import Study
+from geobench.suite.seeds import SeedSet
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
 from geobench.train.memory import available_mb
@@ -51,59 +49,6 @@ class RunSummary:
     skipped: int
     statuses: Counter = field(default_factory=Counter)
     elsewhere: int = 0  # cells another run sharing the store finished meanwhile
-
-
-def duration(seconds: float) -> str:
-    """``42 s``, ``9 min``, ``1.5 h``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def _line(text: str) -> None:
-    """One line on stderr in a single write, so that worker processes' lines never mix."""
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
-
-
-class StepLines:
-    """Progress from inside a cell where no bar is shown: ``<suite> <varied>: step
-    1200/5000, loss 0.4312 (2 min in)`` at a step report (every ``CHECK_EVERY`` steps) once
-    ``every`` seconds have passed since the last line, and from a watcher thread (as a
-    context manager) when a report is that late, so that a slow step (a long metric) is no
-    longer silence."""
-
-    def __init__(self, cell: Cell, every: float) -> None:
-        self.label, self.every = f"{cell.suite} {cell.label()}", every
-        self.start = self.last = time.monotonic()
-        self.state = "no step finished yet"
-        self.lock, self.done = threading.Lock(), threading.Event()
-        self.watcher = threading.Thread(target=self._watch, daemon=True)
-
-    def __call__(self, step: int, total: int, loss: float) -> None:
-        self.state = f"step {step}/{total}, loss {loss:.4g}"
-        self._say()
-
-    def _say(self) -> None:
-        with self.lock:
-            now = time.monotonic()
-            if now - self.last >= self.every:
-                self.last = now
-                _line(f"  {self.label}: {self.state} ({duration(now - self.start)} in)")
-
-    def _watch(self) -> None:
-        while not self.done.wait(max(self.every, 1.0)):
-            self._say()
-
-    def __enter__(self) -> StepLines:
-        self.watcher.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.watcher.join()
 
 
 @dataclass(frozen=True)
@@ -138,76 +83,6 @@ class CellTask:
         return replace(result, claims=self.claims)
 
 
-class _Progress:
-    """On a TTY, a bar over the grid (with its ETA) and one over the running cell's steps;
-    else a line per finished cell, ``[12/48] <suite> <varied> complete 14.2 s, ETA 9 min``
-    (``StepLines`` from inside each cell are ``CellTask``'s)."""
-
-    def __init__(self, suite: str, total: int, done: int, todo: int, max_cells: int | None,
-                 quiet: bool) -> None:
-        self.quiet, self.suite, self.todo, self.max_cells = quiet, suite, todo, max_cells
-        self.tty = sys.stderr.isatty() and not quiet
-        self.finished, self.total, self.first = done, total, done
-        self.started, self.waited = time.monotonic(), 0.0
-        self.grid = tqdm(total=total, initial=done, desc=suite, unit="cell",
-                         position=0, file=sys.stderr) if self.tty else None
-        self.cell_bar: tqdm | None = None
-
-    def start(self, cell: Cell) -> None:
-        if self.tty:
-            self.cell_bar = tqdm(desc=cell.label()[:60], unit="step", position=1,
-                                 leave=False, file=sys.stderr)
-
-    def step(self, step: int, total: int, loss: float) -> None:
-        if self.cell_bar is not None:
-            self.cell_bar.total = total
-            self.cell_bar.n = step
-            self.cell_bar.set_postfix(loss=f"{loss:.4g}", refresh=False)
-            self.cell_bar.refresh()
-
-    def eta(self, others: int) -> str:
-        """``, ETA 9 min`` from this run's pace (time spent waiting for other runs' cells
-        left out) over the cells it still plans to run: those left to do less the ``others``
-        that another run holds or has finished, at most what ``--max-cells`` leaves; empty
-        once nothing is left."""
-        ran = self.finished - self.first
-        left = self.todo - ran - others
-        if self.max_cells is not None:
-            left = min(left, self.max_cells - ran)
-        if left <= 0 or ran <= 0:
-            return ""
-        pace = (time.monotonic() - self.started - self.waited) / ran
-        return f", ETA {duration(pace * left)}"
-
-    def finish(self, cell: Cell, result: CellResult, others: int = 0) -> None:
-        self.finished += 1
-        if self.cell_bar is not None:
-            self.cell_bar.close()
-            self.cell_bar = None
-        arms = diverged_arms(result)
-        if self.grid is not None:
-            self.grid.update(1)
-            if result.status != Status.COMPLETE:
-                self.grid.write(f"{cell.id} ({cell.label()}): {result.status}: {result.error}")
-            elif arms:
-                self.grid.write(f"{cell.id} ({cell.label()}): complete, {arms}")
-        elif not self.quiet:
-            took = result.finished - result.started
-            note = f" ({cell.id}: {result.error or arms})" if result.error or arms else ""
-            _line(f"[{self.finished}/{self.total}] {self.suite} {cell.label()} "
-                  f"{result.status} {took:.1f} s{self.eta(others)}{note}")
-
-    def say(self, line: str) -> None:
-        if self.grid is not None:
-            self.grid.write(line)
-        elif not self.quiet:
-            _line(line)
-
-    def close(self) -> None:
-        if self.grid is not None:
-            self.grid.close()
-
-
 def executor_spec(suite_default: dict[str, Any] | None, name: str | None,
                   options: dict[str, Any]) -> dict[str, Any]:
     """The executor to use: the suite's default, replaced by ``name`` when that differs,
@@ -218,7 +93,9 @@ def executor_spec(suite_default: dict[str, Any] | None, name: str | None,
     return {**spec, **{k: v for k, v in options.items() if v is not None}}
 
 
-def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
+def build_executor(reg: Registry, spec: dict[str, Any]) -> Executor:
+    """The executor ``spec`` names, built with its params; one that is not an ``Executor``
+    is refused."""
     entry = reg.get("executors", spec["name"])
     try:
         params = entry.params.model_validate({k: v for k, v in spec.items() if k != "name"})
@@ -226,37 +103,27 @@ def build_executor(reg: Registry, spec: dict[str, Any]) -> Any:
         err = exc.errors()[0]
         raise RegistryError(f"executor {spec['name']!r}: "
                             f"{describe_validation_error(err, entry.params)}") from None
-    return entry.factory(params, BuildContext(seed=0, device=torch.device("cpu")))
-
-
-def diverged_arms(result: CellResult) -> str:
-    """``arm vicreg diverged at step 7: <why>; ...`` for the arms of a complete cell that
-    diverged ('' for none)."""
-    if result.status != Status.COMPLETE:
-        return ""
-    return "; ".join(f"arm {name} diverged at step {a.step}: {a.error}"
-                     for name, a in result.arms.items() if a.status == Status.DIVERGED)
+    built = entry.factory(params, BuildContext(seed=0, device=torch.device("cpu")))
+    if not isinstance(built, Executor):
+        raise RegistryError(f"executor {spec['name']!r} ({entry.origin}): its factory returned "
+                            f"{type(built).__name__}, not a geobench.api.Executor")
+    return built
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How ``run_suite`` runs a suite: the profile, ``--set`` overrides and ``--only``
-    restrictions that choose its cells, the store, the executor and its options, which
-    stored cells rerun (True: all; ``diverged``: those stored diverged), at most
-    ``max_cells`` cells (at most ``cell_limit`` expanded), the lease timeout, the loggers
+    """How ``run_suite`` runs a study's cells: the store, the executor and its options,
+    which stored cells rerun (True: all; ``diverged``: those stored diverged), at most
+    ``max_cells`` cells, the lease timeout, the loggers
     (besides the suite's) and their folder (default: ``logs/`` beside the store), the torch
     threads of each cell, which trial seeds run (``all``, the exploration or the
     confirmation seeds), and ``quiet`` (no progress)."""
 
-    profile: str = "smoke"
     store: str = DEFAULT_STORE
-    overrides: dict[str, Any] = field(default_factory=dict)
-    only: dict[str, list[Any]] = field(default_factory=dict)
     executor: str | None = None
     executor_options: dict[str, Any] = field(default_factory=dict)
     rerun: Rerun = False
     max_cells: int | None = None
-    cell_limit: int = CELL_LIMIT
     lease_timeout: float = LEASE_TIMEOUT_S
     loggers: tuple[str, ...] = ()
     log_dir: str | None = None
@@ -265,25 +132,23 @@ class RunOptions:
     quiet: bool = False
 
 
-def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
-    """Validate and expand the suite, then run every cell the store does not hold yet
-    (at most ``options.max_cells`` of them). Each cell is leased in the store before it
-    runs, so runs sharing the store split the cells; a lease its owner has not renewed for
-    ``options.lease_timeout`` seconds is taken over."""
+def run_suite(suite: Study | str | Path, options: RunOptions | None = None) -> RunSummary:
+    """Run every cell of ``suite`` (a ``Study``, or a suite file's path: its smoke profile)
+    that the store does not hold yet (at most ``options.max_cells`` of them). Each cell is
+    leased in the store before it runs, so runs sharing the store split the cells; a lease
+    its owner has not renewed for ``options.lease_timeout`` seconds is taken over."""
     if options is not None and not isinstance(options, RunOptions):
         raise TypeError(f"run_suite(path, RunOptions(...)): options is a RunOptions, not "
                         f"{type(options).__name__}")
     o = options or RunOptions()
-    reg = registry()
-    loaded = load_suite(path)
-    cells = seed_cells(loaded, o.profile,
-                       expand_checked(loaded, reg, o.profile, o.overrides, o.cell_limit, o.only),
-                       o.seeds)
+    study = suite if isinstance(suite, Study) else Study.open(suite)
+    reg, loaded = study.registry, study.loaded
+    cells = study.seed_cells(o.seeds)
     runner = build_executor(reg, executor_spec(loaded.suite.executor, o.executor,
                                                o.executor_options))
     chosen = select_loggers(reg, loaded.suite.loggers, list(o.loggers))
     if o.log_dir and not chosen and not o.quiet:
-        _line(f"geobench: --log-dir {o.log_dir} is not used: {path} selects no logger "
+        say(f"geobench: --log-dir {o.log_dir} is not used: {study.path} selects no logger "
               "(add --logger NAME)")
     logs = o.log_dir or Path(o.store).parent / "logs"
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
@@ -296,7 +161,7 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
         done = store.settled([c.id for c in cells], since, o.rerun)
         todo = [c for c in cells if c.id not in done]
         summary = RunSummary(cells, skipped=len(done))
-        progress = _Progress(loaded.suite.name, len(cells), len(done), len(todo), o.max_cells,
+        progress = RunProgress(loaded.suite.name, len(cells), len(done), len(todo), o.max_cells,
                              o.quiet)
         owner = new_owner()
         release_dead(store, [c.id for c in todo])
@@ -332,13 +197,13 @@ def run_suite(path: str, options: RunOptions | None = None) -> RunSummary:
     return summary
 
 
-def _fit_memory(runner: Any, cells: list[Cell], quiet: bool) -> None:
+def _fit_memory(runner: Executor, cells: list[Cell], quiet: bool) -> None:
     """Let an executor that starts workers here (``fit_memory``) start no more than the
     machine's available memory holds at the calibrated peak of a cell (the CPU calibration;
     nothing to fit without one), and print the line it says."""
     path = calibration_path("cpu")
     available = available_mb()
-    if not hasattr(runner, "fit_memory") or available is None or not path.exists():
+    if available is None or not path.exists():
         return
     peak, _ = peak_mb(cells, Calibration.read(path))
     line = None if peak is None else runner.fit_memory(peak, available)
@@ -370,7 +235,7 @@ def _leased(store: Store, cells: list[Cell], owner: str, timeout: float, since: 
 
 
 def _await_others(store: Store, held: list[Cell], timeout: float, since: float, rerun: Rerun,
-                  summary: RunSummary, progress: _Progress) -> list[Cell]:
+                  summary: RunSummary, progress: RunProgress) -> list[Cell]:
     """Wait while other runs hold unexpired leases on every cell of ``held``; once a lease is
     released or expires (its owner stopped), return the unsettled cells for another round.
     Cells the others finish meanwhile are counted in ``summary.elsewhere``."""
@@ -393,14 +258,14 @@ def _await_others(store: Store, held: list[Cell], timeout: float, since: float, 
     return []
 
 
-def _execute(runner, todo: Iterator[Cell], progress: _Progress, task: CellTask,
-             lease: TaskLease, fresh: bool):
+def _execute(runner: Executor, todo: Iterator[Cell], progress: RunProgress, task: CellTask,
+             lease: TaskLease, fresh: bool) -> Iterator[tuple[Cell, CellResult | BaseException]]:
     """The executor's results of ``todo``; an executor whose tasks may outlive this run
     (``tasks_hold_leases``) gets the run's ``lease`` for its tasks to take over, and
     ``fresh`` (a rerun: results an earlier run's tasks left are not used)."""
-    if getattr(runner, "tasks_hold_leases", False):
+    if runner.tasks_hold_leases:
         return runner.map(task, todo, lease=lease, fresh=fresh)
-    if getattr(runner, "in_process", False):
+    if runner.in_process:
         def fn(cell: Cell) -> CellResult:
             progress.start(cell)
             return task(cell, progress.step if progress.tty else None)

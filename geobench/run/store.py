@@ -50,7 +50,6 @@ CREATE TABLE IF NOT EXISTS arms (
     step INTEGER, error TEXT, PRIMARY KEY (cell, arm)
 );
 """
-DEFAULT_STORE = "results/geobench.sqlite"  # every command's --store default
 LOCK_TIMEOUT_S = 60.0
 _PROBLEMS = {  # SQLite's message -> what it means for the user
     "database is locked": f"locked by another process (waited {LOCK_TIMEOUT_S:.0f} s)",

@@ -1,5 +1,5 @@
 """The published leaderboards a site is built from: each page's record (``<stem>.json``,
-``report.record``) with its claims' units and its results read from the CSVs beside it."""
+``report.page_record``) with its claims' units and its results read from the CSVs beside it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from geobench.publish.output import OutputError
-from geobench.report.record import RECORD_FORMAT, RECORD_SUFFIX
+from geobench.report.page_record import RECORD_FORMAT, RECORD_SUFFIX
 
 PROFILE_ORDER = ("smoke", "mid", "full")
 

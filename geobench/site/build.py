@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geobench.claims.table import OUTCOMES
+from geobench.claims.claims_table import OUTCOMES
 from geobench.publish.output import OutputError
 from geobench.site import views
 from geobench.site.boards import Board, read_boards

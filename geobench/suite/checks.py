@@ -1,6 +1,6 @@
 """Checks of a suite beyond its schema: keys that name run-spec fields, arms and metrics,
 exclude entries, leaderboard keys, the executor and loggers, finite numbers and dataset
-sizes (the claims' are ``geobench.claims.checks``, with the helpers here).
+sizes (the claims' are ``geobench.claims.validate``, with the helpers here).
 Each raises the suite's one-line ``SuiteError`` through ``loaded.fail``."""
 
 from __future__ import annotations

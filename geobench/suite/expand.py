@@ -259,7 +259,7 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
     merged into each); each profile's base and arms as written; the full expansion of
     every profile (at most ``cell_limit`` cells each, counted before any is built); and
     that every filter can match (``filters``). The claims are checked on these cells by
-    ``geobench.claims.checks``.
+    ``geobench.claims.validate``.
     """
     suite = loaded.suite
     checks.check_structure(loaded)
@@ -295,25 +295,12 @@ def profile_cells(loaded: LoadedSuite, registry: Registry, profiles: dict[str, l
                   cell_limit: int = CELL_LIMIT, only: dict[str, list[Any]] | None = None
                   ) -> list[Cell]:
     """``profile``'s cells of the validated ``profiles``, expanded again under ``overrides``
-    and ``only`` when they are given."""
+    and ``only`` when they are given: ``overrides`` (dotted key -> value, the command
+    line's ``--set``) apply to every cell after the grid, as single-valued axes; ``only``
+    (grid or zip key -> values, ``--only``) keeps the grid points where each key takes one
+    of its values."""
     if not overrides and not only:
         return profiles[profile]
     accepts = accepts_of(registry)
     view = profile_view(loaded, profile, loaded.suite.profiles.get(profile), accepts)
     return _expand(loaded, registry, view, overrides or {}, cell_limit, accepts, only=only)
-
-
-def expand(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
-           overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT,
-           only: dict[str, list[Any]] | None = None) -> list[Cell]:
-    """All cells of the suite under ``profile``, validated and resolved; the whole suite
-    (every profile) is validated first (``validate_suite``); its claims are not
-    (``geobench.claims.expand_checked`` checks them too).
-
-    ``overrides`` (dotted key -> value, the command line's ``--set``) apply to every cell
-    after the grid, as single-valued axes; ``only`` (grid or zip key -> values, ``--only``)
-    keeps the grid points where each key takes one of its values.
-    """
-    check_profile(loaded, profile)
-    return profile_cells(loaded, registry, validate_suite(loaded, registry, cell_limit),
-                         profile, overrides, cell_limit, only)

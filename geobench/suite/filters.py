@@ -1,5 +1,5 @@
 """Filters that can match (docs/suites.md, "Validation and limits"), checked once every
-profile is expanded (the claims' own filters are checked by ``geobench.claims.checks`` with
+profile is expanded (the claims' own filters are checked by ``geobench.claims.validate`` with
 the helpers here):
 
 - every key a filter or a leaderboard names (exclude entries, leaderboard rows, columns,

@@ -11,13 +11,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import describe_validation_error, error_loc
-from geobench.contract.params import nested_kinds, nested_specs
+from geobench.contract.param_models import nested_kinds, nested_specs
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec, Component, RunSpec
 from geobench.suite import checks
+from geobench.suite.compatibility import check_needs
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import Accepts, View, assign, merge_run, overlay_run
-from geobench.suite.needs import check_needs
 from geobench.suite.schema import MAX_NAME
 from geobench.suite.yamlio import SuiteError
 from geobench.version import __version__

@@ -1,6 +1,7 @@
 """A profile's trial seeds in two disjoint sets: exploration seeds (``seeds:``), on which a
 suite's claims may be shaped, and confirmation seeds (``confirm:``), which decide the
-published verdicts (docs/claims.md, "Confirmation seeds")."""
+published verdicts (docs/claims.md, "Confirmation seeds"; the deciding seeds:
+docs/architecture.md, "Glossary")."""
 
 from __future__ import annotations
 

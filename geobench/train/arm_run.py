@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from geobench.contract.api import Arm, BuildContext, Data, Metric, StepEvent
+from geobench.contract.interfaces import Arm, BuildContext, Data, Metric, StepEvent
 from geobench.contract.registry import Registry
 from geobench.contract.spec import ArmSpec, Component
 from geobench.train import precision

@@ -27,9 +27,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from geobench.contract.api import Augmentation, BuildContext, Data
-from geobench.contract.plugins import describe_failure
-from geobench.contract.plugins import registry as default_registry
+from geobench.contract.interfaces import Augmentation, BuildContext, Data
+from geobench.contract.manager import describe_failure
+from geobench.contract.manager import registry as default_registry
 from geobench.contract.registry import Registry
 from geobench.contract.spec import ArmSpec, Component
 from geobench.records import ArmStatus, Cell, CellResult, Status, finals_of

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import torch
 
-from geobench.contract.api import Batch, Data, host_to_device
+from geobench.contract.interfaces import Batch, Data, host_to_device
 
 
 def batch_hash(batch: Batch) -> str:

@@ -21,8 +21,8 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
-from geobench.contract.api import BuildContext, Logger, LogRun
-from geobench.contract.plugins import describe_failure
+from geobench.contract.interfaces import BuildContext, Logger, LogRun
+from geobench.contract.manager import describe_failure
 from geobench.contract.registry import Registry, RegistryError, ValidationError
 from geobench.contract.spec import Component
 from geobench.records import ArmStatus, Cell, Status

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from geobench.contract.api import Augmentation, Batch, Data, MetricContext
+from geobench.contract.interfaces import Augmentation, Batch, Data, MetricContext
 from geobench.contract.registry import Registry
 from geobench.records import TRAIN_LOSS_KEY, ArmStatus, CellResult, Status, cross_arm
 from geobench.train import precision

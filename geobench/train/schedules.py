@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from geobench.contract.api import Data
+from geobench.contract.interfaces import Data
 from geobench.contract.spec import TrainSpec
 from geobench.train.loader import steps_per_epoch
 

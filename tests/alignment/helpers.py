@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from geobench.contract.api import Arm, Batch, Data, MetricContext, Objective
+from geobench.contract.interfaces import Arm, Batch, Data, MetricContext, Objective
 
 
 class Linear(nn.Linear):

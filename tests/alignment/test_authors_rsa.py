@@ -7,7 +7,7 @@ import torch
 from geobench_alignment.metrics import RSA, RSAParams
 from torch import nn
 
-from geobench.contract.api import Arm, Data, Objective
+from geobench.contract.interfaces import Arm, Data, Objective
 
 from .helpers import context
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from geobench.contract.api import Arm
+from geobench.contract.interfaces import Arm
 from geobench.geometry import linear_cka, rsa
 
 from .helpers import Linear, arm, blobs, context

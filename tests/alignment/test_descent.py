@@ -23,7 +23,7 @@ from geobench_alignment.objectives import (
     SupCon,
 )
 
-from geobench.contract.api import StepEvent
+from geobench.contract.interfaces import StepEvent
 from geobench.geometry import similarity_matrix
 from geobench.train.loader import batches
 

@@ -11,10 +11,11 @@ from geobench_alignment.figures import (
 )
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import Cell, CellResult, finals_of
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 
 
 def _cell(cid, classes=20, tau=0.5, batch=64, scaling="none", dataset="gm", seed=0):
@@ -108,7 +109,7 @@ def _store(tmp_path):
     suite.write_text(SUITE)
     db = tmp_path / "res" / "db.sqlite"
     store = Store(db)
-    for cell in expand(load_suite(suite), registry(), "smoke"):
+    for cell in Study(load_suite(suite), registry(), "smoke").cells:
         spec = cell.arms["cl"]
         classes, tau = spec["data"]["classes"], spec["objective"]["tau"]
         if (classes, tau, cell.trial_seed) == (4, 0.5, 2):

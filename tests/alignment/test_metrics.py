@@ -15,7 +15,7 @@ from geobench_alignment.metrics import (
 from geobench_alignment.objectives import ContrastiveParams, CrossEntropy, NTXent
 from scipy import stats
 
-from geobench.contract.api import MetricParams
+from geobench.contract.interfaces import MetricParams
 
 from .helpers import arm, blobs, context
 

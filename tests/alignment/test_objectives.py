@@ -7,8 +7,8 @@ import torch
 from geobench_alignment import losses
 from pydantic import ValidationError
 
-from geobench.contract.api import Batch, BuildContext
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Batch, BuildContext
+from geobench.contract.manager import load_registry
 
 from .helpers import arm, blobs
 

@@ -4,8 +4,9 @@ import math
 
 import pytest
 
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 
 SUITE = """\
@@ -39,7 +40,7 @@ arms:
 def result(tmp_path_factory):
     path = tmp_path_factory.mktemp("suite") / "alignment_tiny.yaml"
     path.write_text(SUITE)
-    cell = expand(load_suite(path), registry())[0]
+    cell = Study(load_suite(path), registry()).cells[0]
     return run_cell(cell)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from geobench.contract import plugins as loader
+from geobench.contract import manager as loader
 from tests.conftest import AUTOLOAD_OFF
 from tests.core import toy_plugin
 

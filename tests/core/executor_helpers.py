@@ -12,8 +12,8 @@ DIE_AT_LR = """
 import os
 import signal
 
-from geobench.contract.hookspecs import hookimpl
-from geobench.contract.params import Params
+from geobench.contract.hooks import hookimpl
+from geobench.contract.param_models import Params
 
 
 class DieParams(Params):

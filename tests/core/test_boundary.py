@@ -2,7 +2,9 @@
 interpreter, and the import paths plugins use (docs/plugins.md, "Stable import paths")."""
 
 import ast
+import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,5 +82,23 @@ def test_the_scaffold_imports_only_the_stable_paths():
 
 
 def test_the_check_sees_an_unstable_import():
-    text = "from geobench.report.figures import read_stored\nimport geobench.geometry.rank\n"
-    assert unstable(text, "x.py") == ["x.py imports geobench.report.figures"]
+    text = "from geobench.report.stored import read_stored\nimport geobench.geometry.rank\n"
+    assert unstable(text, "x.py") == ["x.py imports geobench.report.stored"]
+
+
+def stable_path_table(text: str) -> dict[str, list[str]]:
+    """docs/plugins.md's stable-path table: path -> the names its row lists (a call
+    ``name(args)`` as its name; words with spaces and file names left out)."""
+    section = text.split("## Stable import paths")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| `([\w.]+)` \| (.+) \|$", section, re.M)
+    return {path: [re.sub(r"\(.*", "", name) for name in re.findall(r"`([^`]+)`", row)
+                   if re.fullmatch(r"\w+(\(.*\))?", name)] for path, row in rows}
+
+
+def test_the_stable_path_table_of_the_docs_is_true():
+    table = stable_path_table((ROOT / "docs" / "plugins.md").read_text())
+    assert set(table) == set(STABLE)
+    missing = [f"{path}.{name}" for path, names in table.items() for name in names
+               if not hasattr(importlib.import_module(path), name)]
+    assert missing == []
+    assert "suite_cells" in table["geobench.plugins"]  # the check reads the rows' names

@@ -1,8 +1,11 @@
-"""The import contract: the core's sub-packages are floors and a floor imports only floors
-below it (or itself); no module imports itself back through others; the core imports no
-plugin; a plugin imports no paper plugin but its own; the bottom floors stay torch-free."""
+"""The import contract: the core's sub-packages are floors (docs/architecture.md, "Glossary"
+and "Floors") and a floor imports only floors below it (or itself); no module imports itself
+back through others; the core imports no plugin; a plugin imports no paper plugin but its
+own; the bottom floors stay torch-free; no two modules share a name."""
 
 import ast
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,16 +19,18 @@ FLOORS = {  # docs/architecture.md, "Floors and what each may import"
     "contract": 1,
     "suite": 2,
     "claims": 3,
-    "train": 4,
-    "run": 5,
-    "report": 6,
-    "components": 7,
-    "site": 7,
+    "study": 4,
+    "train": 5,
+    "run": 6,
+    "report": 7,
+    "components": 8,
+    "site": 8,
+    "api": 9, "params": 9, "hookspecs": 9, "plugins": 9, "figures": 9,  # the stable paths
 }
-TOP = 8  # cli, scaffold, the package itself and its stable import paths (api, params, ...)
-TORCH_FREE = ["records.py", "contract/errors.py", "contract/params.py", "contract/needs.py",
-              "contract/hookspecs.py",
-              "contract/registry.py", "contract/plugins.py", "contract/spec.py", "suite",
+TOP = 10  # cli, scaffold and the package itself
+TORCH_FREE = ["records.py", "contract/errors.py", "contract/param_models.py", "contract/needs.py",
+              "contract/hooks.py",
+              "contract/registry.py", "contract/manager.py", "contract/spec.py", "suite",
               "run/store.py", "run/leases.py"]
 
 
@@ -111,7 +116,8 @@ def import_cycles(root: Path = ROOT) -> list[list[str]]:
 
 def test_every_core_folder_is_a_floor():
     folders = {p.name for p in CORE.iterdir() if (p / "__init__.py").is_file()}
-    assert folders == set(FLOORS) - {"records", "version"} | {"cli"}  # cli: the top
+    modules = {p.stem for p in CORE.glob("*.py")} - {"__init__", "scaffold"}  # scaffold: top
+    assert folders == set(FLOORS) - modules | {"cli"}  # cli: the top
 
 
 def test_no_floor_imports_a_floor_above_it():
@@ -137,7 +143,7 @@ def test_the_checks_see_an_import_of_the_bare_package(tmp_path):
              "geobench/suite/resolve.py": "import geobench\n"}
     write_tree(tmp_path, files)
     assert upward_imports(tmp_path) == [
-        "geobench.suite.resolve (floor 2) imports geobench (floor 8)"]
+        "geobench.suite.resolve (floor 2) imports geobench (floor 10)"]
 
 
 def test_no_import_cycles():
@@ -151,7 +157,7 @@ def test_the_checks_see_an_upward_import_and_a_cycle(tmp_path):
              "geobench/contract/spec.py": "def f():\n    from geobench.run.store import S\n"}
     write_tree(tmp_path, files)
     assert upward_imports(tmp_path) == [
-        "geobench.contract.spec (floor 1) imports geobench.run.store (floor 5)"]
+        "geobench.contract.spec (floor 1) imports geobench.run.store (floor 6)"]
     assert import_cycles(tmp_path) == [["geobench.contract.spec", "geobench.run.store",
                                         "geobench.contract.spec"]]
 
@@ -177,3 +183,29 @@ def test_the_bottom_floors_import_no_torch(where):
     bad = sorted(f"{p.relative_to(ROOT)} imports {n}" for p in paths for n in imports_of(p)
                  if n.split(".")[0] in ("torch", "numpy") or n.startswith("geobench.train"))
     assert bad == []
+
+
+def test_one_module_per_name():
+    """One door per concept: no two modules or packages of the core share a name, a plural
+    counting as its singular (``__init__`` and ``__main__`` aside)."""
+    paths = [p for p in CORE.rglob("*.py") if p.stem not in ("__init__", "__main__")]
+    paths += [p for p in CORE.rglob("*") if (p / "__init__.py").is_file()]
+    names = Counter(p.stem.removesuffix("s") for p in paths)
+    assert sorted(n for n, k in names.items() if k > 1) == []
+
+
+def documented_floors(text: str) -> dict[str, int]:
+    """docs/architecture.md's floor table: each package (``name/``), module (``name.py``)
+    and the bare package (``geobench``) a row names -> that row's floor."""
+    section = text.split("## Floors and what each may import")[1].split("\n## ")[0]
+    out = {}
+    for number, row in re.findall(r"^\| (\d+) \| (.+) \|$", section, re.M):
+        for name in re.findall(r"`([^`]+)`", row):
+            if name.endswith(("/", ".py")) or name == "geobench":
+                out[name.removesuffix("/").removesuffix(".py")] = int(number)
+    return out
+
+
+def test_the_floor_table_of_the_docs_is_the_checked_one():
+    documented = documented_floors((ROOT / "docs" / "architecture.md").read_text())
+    assert documented == {**FLOORS, "cli": TOP, "scaffold": TOP, "geobench": TOP}

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from geobench.contract.api import Arm, Batch, BuildContext, Data, MetricContext, Objective
-from geobench.contract.plugins import plugins, registry
+from geobench.contract.interfaces import Arm, Batch, BuildContext, Data, MetricContext, Objective
+from geobench.contract.manager import plugins, registry
 from tests.core import toy_plugin as toy
 
 CPU = torch.device("cpu")

@@ -30,7 +30,8 @@ import torch.nn.functional as F
 from pydantic import Field
 from torch import Tensor, nn
 
-from geobench.contract.api import (
+from geobench.contract.hooks import hookimpl
+from geobench.contract.interfaces import (
     Arm,
     Batch,
     BuildContext,
@@ -43,8 +44,7 @@ from geobench.contract.api import (
     Objective,
     Params,
 )
-from geobench.contract.hookspecs import hookimpl
-from geobench.contract.plugins import BUILTINS
+from geobench.contract.manager import BUILTINS
 from geobench.contract.registry import EmptyParams
 
 BUILTIN_ENV = "GEOBENCH_TOY_BUILTIN"

@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
-from geobench.contract.api import BuildContext, Data
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import BuildContext, Data
+from geobench.contract.manager import load_registry
 
 _REGISTRY = None
 

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from geobench.components.metrics import EvalLoss, EvalLossParams
-from geobench.contract.api import Arm, Batch, MetricContext, Objective
+from geobench.contract.interfaces import Arm, Batch, MetricContext, Objective
 from tests.data.helpers import augmentation, data, gen
 
 SPEC = {"name": "orbit_manifold", "n_train": 64, "n_test": 48, "reference_size": 16,

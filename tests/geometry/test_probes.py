@@ -50,7 +50,7 @@ def test_effective_rank_metric_on_features_with_known_spectrum():
     from torch import nn
 
     from geobench.components.metrics import EffectiveRank, EffectiveRankParams
-    from geobench.contract.api import Arm, Data, MetricContext, Objective
+    from geobench.contract.interfaces import Arm, Data, MetricContext, Objective
 
     q, _ = torch.linalg.qr(torch.randn(6, 6, generator=torch.Generator().manual_seed(0),
                                        dtype=torch.float64))

@@ -9,8 +9,8 @@ from geobench_mirror import maps
 from geobench_mirror.objectives import Logistic
 from torch import Tensor, nn
 
-from geobench.contract.api import Arm, Batch, Data, MetricContext
-from geobench.contract.plugins import registry
+from geobench.contract.interfaces import Arm, Batch, Data, MetricContext
+from geobench.contract.manager import registry
 
 
 class BiasFreeMLP(nn.Module):

@@ -7,7 +7,7 @@ import pytest
 from geobench_mirror import MirrorDescent, maps
 from geobench_mirror.balance import Balance
 
-from geobench.contract.api import MetricParams
+from geobench.contract.interfaces import MetricParams
 from tests.mirror.helpers import context, make_arm, record, teacher_data
 
 LAM = 0.2

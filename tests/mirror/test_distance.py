@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from geobench_mirror.distance import ReferenceDistance
 
-from geobench.contract.api import MetricParams
+from geobench.contract.interfaces import MetricParams
 from tests.mirror.helpers import context, make_arm, teacher_data
 from tests.mirror.test_margins import numpy_forward
 

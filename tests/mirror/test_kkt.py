@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from scipy.optimize import nnls
 from torch import nn
 
-from geobench.contract.api import Arm, Data
+from geobench.contract.interfaces import Arm, Data
 from tests.mirror.helpers import BiasFreeMLP, context, teacher_data
 
 EUCLID = {"name": "sgd", "lr": 0.1}
@@ -234,7 +234,7 @@ def test_invalid_deltas_are_rejected(deltas, message):
 
 def test_field_docs_through_the_registry():
     """residual_min keeps its own doc (explicit keys before the residual_* pattern)."""
-    from geobench.contract.plugins import registry
+    from geobench.contract.manager import registry
 
     entry = registry().get("metrics", "kkt_residual")
     assert entry.field_doc("residual_min") is KKT_RESIDUAL_FIELDS["residual_min"]

@@ -20,7 +20,7 @@ from geobench_mirror.margins import (
 from geobench_mirror.objectives import Logistic
 from torch import nn
 
-from geobench.contract.api import Arm, MetricParams
+from geobench.contract.interfaces import Arm, MetricParams
 from tests.mirror.helpers import context, make_arm, record, teacher_data
 
 HYP = {"name": "mirror_descent", "lr": 0.1, "mirror_map": {"name": "hypentropy", "lam": 0.3}}

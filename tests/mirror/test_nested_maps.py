@@ -11,10 +11,11 @@ from geobench_mirror.assign import MirrorDescentParams
 import geobench.api
 from geobench import hookimpl
 from geobench.cli import main
-from geobench.contract.params import Nested, nested_kinds, nested_specs
-from geobench.contract.plugins import load_registry, registry
+from geobench.contract.manager import load_registry, registry
+from geobench.contract.param_models import Nested, nested_kinds, nested_specs
 from geobench.contract.registry import EmptyParams, Entry, Registry
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 
 SUITE = """\
 name: nested
@@ -76,7 +77,7 @@ def test_validate_checks_each_pattern_map(tmp_path, capsys):
 
 
 def test_the_record_holds_the_nested_defaults(tmp_path):
-    cells = expand(load_suite(write(tmp_path, "{name: pnorm}")), registry())
+    cells = Study(load_suite(write(tmp_path, "{name: pnorm}")), registry()).cells
     spec = cells[0].arms["main"]["optimizer"]
     assert spec["mirror_map"] == {"name": "pnorm", "p": 3.0}  # PNormParams' default
 
@@ -90,8 +91,8 @@ def _registry_with_map(version: str) -> Registry:
 
 def test_a_nested_plugins_version_enters_the_cell_id(tmp_path):
     loaded = load_suite(write(tmp_path, "{name: cubic}"))
-    one = expand(loaded, _registry_with_map("1.0"))[0]
-    two = expand(loaded, _registry_with_map("2.0"))[0]
+    one = Study(loaded, _registry_with_map("1.0")).cells[0]
+    two = Study(loaded, _registry_with_map("2.0")).cells[0]
     assert one.versions["my-maps"] == "1.0" and two.versions["my-maps"] == "2.0"
     assert one.id != two.id
 

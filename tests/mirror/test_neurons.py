@@ -18,7 +18,7 @@ from geobench_mirror.neurons import (
     hoyer,
 )
 
-from geobench.contract.api import MetricParams
+from geobench.contract.interfaces import MetricParams
 from tests.mirror.helpers import context, make_arm, teacher_data
 
 SGD = {"name": "sgd", "lr": 0.1}

@@ -9,8 +9,8 @@ import pytest
 import torch
 from geobench_mirror.objectives import exponential_loss, logistic_loss, signed_margins
 
-from geobench.contract.api import Batch
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Batch
+from geobench.contract.manager import load_registry
 from tests.mirror.helpers import make_arm, teacher_data
 
 

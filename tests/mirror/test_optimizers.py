@@ -10,9 +10,9 @@ from geobench_mirror.assign import optimizer_maps
 from torch import nn
 
 from geobench.components.lars import LARS
-from geobench.contract.api import BuildContext, Params
-from geobench.contract.hookspecs import hookimpl
-from geobench.contract.plugins import load_registry, registry
+from geobench.contract.hooks import hookimpl
+from geobench.contract.interfaces import BuildContext, Params
+from geobench.contract.manager import load_registry, registry
 from tests.mirror.helpers import Cubic
 
 

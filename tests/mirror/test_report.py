@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from geobench.cli import main as geobench
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.mirror.helpers import TINY_BASE
 
 SUITE = "name: mirror_report\n" + TINY_BASE + """\
@@ -43,7 +44,7 @@ def _store(tmp_path, text: str):
     suite.write_text(text)
     db = tmp_path / "res" / "db.sqlite"
     store = Store(db)
-    for cell in expand(load_suite(suite), registry(), "smoke"):
+    for cell in Study(load_suite(suite), registry(), "smoke").cells:
         width, seed = cell.varied["backbone.width"], cell.trial_seed
         finals = _finals(width, seed)
         status = "complete"

@@ -9,7 +9,7 @@ import pytest
 import torch
 from geobench_mirror.solver_direction import SolverDirection, SolverDirectionParams
 
-from geobench.contract.api import Data
+from geobench.contract.interfaces import Data
 from tests.mirror.helpers import context, make_arm
 
 GD = {"name": "mirror_descent", "lr": 0.1, "mirror_map": {"name": "euclidean"}}

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from geobench.components import heads
-from geobench.contract.api import Arm, BuildContext, Data
+from geobench.contract.interfaces import Arm, BuildContext, Data
 
 
 class TinyBackbone(nn.Sequential):
@@ -48,7 +48,7 @@ def build_data(n: int = 32, d_in: int = 6, classes: int = 3, seed: int = 0) -> D
 def metric_context(arm: Arm, data: Data, views: list[torch.Tensor], step: int = 0,
                    augmentation=None, seed: int = 0, arm_name: str = "main"):
     """A MetricContext on the first ``len(views[0])`` training samples."""
-    from geobench.contract.api import Batch, MetricContext
+    from geobench.contract.interfaces import Batch, MetricContext
 
     n = len(views[0])
     index = torch.arange(n)

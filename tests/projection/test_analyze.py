@@ -9,8 +9,8 @@ import torch
 from geobench_projection.metrics.orbit import OrbitCompression, OrbitParams
 
 from geobench.cli import main as geobench
-from geobench.contract.api import Arm, BuildContext, MetricContext
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Arm, BuildContext, MetricContext
+from geobench.contract.manager import load_registry
 from geobench.train.loader import batches
 
 DATA = {"name": "orbit_manifold", "n_train": 96, "n_test": 48, "reference_size": 16,

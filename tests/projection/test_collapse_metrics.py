@@ -6,7 +6,7 @@ from geobench_projection import inits
 from geobench_projection.metrics.collapse import Collapse, CollapseParams, EscapeParams, EscapeStep
 from geobench_projection.objectives import redundancy
 
-from geobench.contract.api import BuildContext
+from geobench.contract.interfaces import BuildContext
 
 from .helpers import build_arm, build_data, metric_context
 

@@ -3,10 +3,11 @@
 from geobench_projection.figures import collect, plot
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import Cell, CellResult
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 
 SUITE = """\
 name: proj_tiny
@@ -55,7 +56,7 @@ def _store(tmp_path):
     suite.write_text(SUITE)
     db = tmp_path / "db.sqlite"
     store = Store(db)
-    for cell in expand(load_suite(suite), registry(), "smoke"):
+    for cell in Study(load_suite(suite), registry(), "smoke").cells:
         lr, seed = cell.varied["optimizer.lr"], cell.trial_seed
         if (lr, seed) == (0.1, 1):
             store.write(cell, CellResult(cell.id, "failed", error="boom"), {})

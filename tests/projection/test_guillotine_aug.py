@@ -15,8 +15,8 @@ from geobench_projection.metrics.guillotine import (
 from torch import nn
 
 from geobench.components import heads
-from geobench.contract.api import Arm, BuildContext, Data, Objective
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Arm, BuildContext, Data, Objective
+from geobench.contract.manager import load_registry
 
 from .helpers import LinearOrbit, build_data, metric_context
 

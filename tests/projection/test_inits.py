@@ -7,7 +7,7 @@ from geobench_projection.objectives import stopgrad
 from torch import nn
 
 from geobench.components import heads
-from geobench.contract.api import Arm, BuildContext
+from geobench.contract.interfaces import Arm, BuildContext
 
 from .helpers import TinyBackbone, build_data
 
@@ -90,7 +90,7 @@ def test_exact_collapse_is_constant_but_trainable():
     {"name": "vit_tiny_cpu", "depth": 1, "dim": 16, "heads": 2},
 ])
 def test_collapse_on_registered_backbones(spec):
-    from geobench.contract.plugins import load_registry
+    from geobench.contract.manager import load_registry
 
     reg = load_registry()
     data = reg.build("datasets", {"name": "digits", "size": 8, "channels": 3, "n_train": 40,

@@ -10,7 +10,7 @@ from geobench_projection.objectives.common import cosine_momentum
 from geobench_projection.objectives.losses import negative_cosine
 
 from geobench.components import heads
-from geobench.contract.api import Batch
+from geobench.contract.interfaces import Batch
 
 from .helpers import build_arm
 

@@ -15,7 +15,7 @@ from geobench_projection.objectives import redundancy
 from torch import nn
 
 from geobench.components import heads
-from geobench.contract.api import Arm, BuildContext
+from geobench.contract.interfaces import Arm, BuildContext
 
 from .helpers import metric_context, orbit_data
 

@@ -12,7 +12,7 @@ from geobench_projection import inits
 from geobench_projection.objectives import stopgrad
 
 from geobench.components import heads
-from geobench.contract.api import BuildContext
+from geobench.contract.interfaces import BuildContext
 from geobench.geometry import EffectiveHessian, spectrum_summary
 
 from .helpers import build_arm, build_data

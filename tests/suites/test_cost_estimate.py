@@ -9,18 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.run import estimate
 from geobench.run.calibrate import calibrate
 from geobench.run.preflight import Shortening, design_points
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 
 FACTOR = 1.5  # an estimate is within this factor of the measured wall time
 
 
 def test_without_calibration_show_names_the_file(tmp_path):
-    cells = expand(load_suite("suites/collapse.yaml"), registry(), "smoke")
+    cells = Study(load_suite("suites/collapse.yaml"), registry(), "smoke").cells
     lines = estimate.cost_lines(cells, ("cpu",), tmp_path)
     # 10 design points x (5 exploration + 10 confirmation seeds), 4,450 steps a seed
     assert lines[0] == "steps: 66,750 lockstep (4 arms each step), 267,000 arm steps"
@@ -50,7 +51,7 @@ def tracked(tmp_path_factory) -> Path:
 def test_every_full_profile_is_priced_from_the_tracked_calibration(suite, tracked):
     """GPU-hours for a GPU profile (its metrics and start-up uncalibrated on the GPU: "at
     least"), CPU-hours in full for a CPU one, and the other device's line says why not."""
-    cells = expand(load_suite(ROOT / "suites" / f"{suite}.yaml"), registry(), "full")
+    cells = Study(load_suite(ROOT / "suites" / f"{suite}.yaml"), registry(), "full").cells
     gpu, cpu, memory = estimate.cost_lines(cells, folder=tracked)[1:]
     assert memory.startswith("memory: "), memory
     if suite in CPU_FULL:
@@ -68,7 +69,7 @@ def test_estimate_is_within_a_factor_of_a_measured_cpu_run():
     ResNet, the Hessian every 20 steps, guillotine probes), priced at its full 400 steps and
     compared with the wall time of two real cells of it (about a minute)."""
     reg = registry()
-    cells = expand(load_suite("suites/head_depth.yaml"), reg, "smoke")
+    cells = Study(load_suite("suites/head_depth.yaml"), reg, "smoke").cells
     point = design_points(cells)[0]
     tables = calibrate([point], reg, Shortening(steps=40))
     cal = estimate.Calibration(estimate.CALIBRATION, **tables)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from geobench.cli import main
-from geobench.contract.api import FieldDoc
-from geobench.contract.plugins import registry
+from geobench.contract.interfaces import FieldDoc
+from geobench.contract.manager import registry
 
 DIRECTIONS = {"higher", "lower", "diagnostic"}
 METRICS = registry().names("metrics")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import load_suite
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 
@@ -16,7 +17,7 @@ SUITES = Path(__file__).resolve().parents[2] / "suites"
 def _cells(name: str):
     loaded = load_suite(SUITES / f"{name}.yaml")
     for profile in loaded.suite.profiles:
-        yield from expand(loaded, registry(), profile)
+        yield from Study(loaded, registry(), profile).cells
 
 
 @pytest.mark.parametrize("name", ["collapse", "escape"])

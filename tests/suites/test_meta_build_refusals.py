@@ -11,10 +11,11 @@ import timm
 import torch
 
 from geobench import hookimpl
-from geobench.contract.api import Arm, BuildContext
+from geobench.contract.interfaces import Arm, BuildContext
+from geobench.contract.manager import load_registry, registry
 from geobench.contract.meta_build import arm_layout
-from geobench.contract.plugins import load_registry, registry
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
 from tests.data.helpers import data
 
@@ -43,7 +44,7 @@ def suite(tmp_path: Path, data: str = "{name: digits, size: 16, n_train: 64, bat
 
 def refusal(path: Path, reg=None) -> str:
     with pytest.raises(SuiteError) as err:
-        expand(load_suite(path), reg or registry())
+        Study(load_suite(path), reg or registry())
     message = str(err.value)
     assert "\n" not in message and message.startswith(f"{path}:")
     return message
@@ -66,7 +67,7 @@ def test_a_checkpoint_with_another_class_count_fits(tmp_path):
     path = suite(tmp_path, data="{name: digits, size: 16, n_train: 64, batch_size: 8, "
                                 "classes: 3}",
                  backbone=f"{{name: timm, model: resnet18, checkpoint: {weights}}}")
-    assert len(expand(load_suite(path), registry())) == 1
+    assert len(Study(load_suite(path), registry()).cells) == 1
 
 
 class WideImages:
@@ -104,7 +105,7 @@ def test_the_meta_layout_is_the_built_arms(tmp_path):
     path.write_text(path.read_text().replace("{name: identity}",
                                              "{name: mlp, hidden: 12, out: 6}"))
     reg = registry()
-    spec = next(iter(expand(load_suite(path), reg)[0].specs.values()))
+    spec = next(iter(Study(load_suite(path), reg).cells[0].specs.values()))
     layout = arm_layout(reg, spec, (1, 16, 16), 3)
     dataset = data({"name": "digits", "size": 16, "n_train": 64, "batch_size": 8,
                     "classes": 3})
@@ -182,7 +183,7 @@ def test_designs_that_run_validate_and_run(text, tmp_path):
 
     path = tmp_path / "runs.yaml"
     path.write_text(text)
-    cell = expand(load_suite(path), registry())[0]
+    cell = Study(load_suite(path), registry()).cells[0]
     result = run_cell(cell, registry())
     assert result.status.value == "complete", result.error
 
@@ -225,4 +226,5 @@ def test_an_objective_the_meta_device_cannot_build_is_not_refused(tmp_path):
     """Its layout is unknown, so the backbone's need holds: the run decides."""
     path = suite(tmp_path, backbone="{name: resnet_tiny}")
     path.write_text(path.read_text().replace("{name: ce}", "{name: prior_ce}"))
-    assert len(expand(load_suite(path), load_registry(extra_plugins=(CountingObjective,)))) == 1
+    reg = load_registry(extra_plugins=(CountingObjective,))
+    assert len(Study(load_suite(path), reg).cells) == 1

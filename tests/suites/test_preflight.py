@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from geobench_data.fakes import write_cifar, write_mnist, write_tiny_imagenet
 
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import Status
 from geobench.run.preflight import Shortening, design_points, shortened
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 
 SUITES = sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml"))
@@ -46,7 +47,7 @@ def test_every_design_point_of_every_profile_runs(suite, data_root, monkeypatch)
     monkeypatch.chdir(data_root)  # a profile's relative root: data/tiny-imagenet-200
     loaded, reg, seen = load_suite(suite), registry(), set()
     for profile in dict.fromkeys(["smoke", *loaded.suite.profiles]):
-        for point in design_points(expand(loaded, reg, profile)):
+        for point in design_points(Study(loaded, reg, profile).cells):
             cell = shortened(point, reg, CUT)
             arms = json.dumps(cell.arms, sort_keys=True)
             if arms in seen:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from geobench.claims.table import UNIT_COLUMNS
+from geobench.claims.claims_table import UNIT_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 BOARDS = ROOT / "leaderboards"

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from geobench.claims.table import paper_link, section_anchor
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.claims.claims_table import paper_link, section_anchor
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.suite.checks import measured
 
 SUITES = sorted((Path(__file__).resolve().parents[2] / "suites").glob("*.yaml"))
@@ -18,7 +19,7 @@ def test_shipped_suite_states_claims_and_runs_five_trial_seeds(path):
     loaded = load_suite(path)
     assert loaded.suite.claims, f"{path.name} declares no claims"
     for profile in loaded.suite.profiles:
-        cells = expand(loaded, registry(), profile)
+        cells = Study(loaded, registry(), profile).cells
         assert len({c.trial_seed for c in cells}) >= 5, (path.name, profile)
     for claim in loaded.suite.claims:  # a claim's metric is one the suite measures
         mid = claim.metric.rpartition("/")[2].partition(".")[0]
@@ -39,7 +40,7 @@ def test_image_suites_have_a_mid_profile_on_real_images_testing_their_claims(nam
     from geobench.run.store import Store
 
     loaded = load_suite(Path(SUITES[0]).parent / f"{name}.yaml")
-    cells = expand(loaded, registry(), "mid")
+    cells = Study(loaded, registry(), "mid").cells
     datasets = {spec["data"]["name"] for c in cells for spec in c.arms.values()}
     assert "fashion_mnist" in datasets and datasets <= {"fashion_mnist", "mnist"}
     verdicts = evaluate(loaded, cells, StoredValues(Store(tmp_path / "s.sqlite"), cells),
@@ -61,7 +62,7 @@ def test_full_scale_claims_are_the_full_profiles_own(name, tmp_path):
     full = {c.id for c in loaded.suite.claims if c.id.endswith("_full")}
     assert full
     for profile, present in (("full", True), ("smoke", False)):
-        cells = expand(loaded, registry(), profile)
+        cells = Study(loaded, registry(), profile).cells
         verdicts = evaluate(loaded, cells, StoredValues(Store(tmp_path / f"{profile}.sqlite"),
                                                         cells), registry())
         absent = {v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE}

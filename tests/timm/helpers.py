@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from geobench.contract.api import Data
+from geobench.contract.interfaces import Data
 from tests.data.helpers import ctx, registry
 
 

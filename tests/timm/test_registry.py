@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from geobench.contract.plugins import load_registry
+from geobench.contract.manager import load_registry
 
 DATASETS = {"cifar10", "cifar100", "image_folder", "digits", "fashion_mnist", "mnist",
             "gaussian_mixture", "orbit_manifold", "student_teacher"}

@@ -1,6 +1,6 @@
 """The claim forms, one module each: a form reads a part's selected cells into units
-(``tally``), says when a profile can decide the part, checks its own keys and names itself
-in the claims table. A new form is a module here, its entry in ``FORMS`` and its keys in
+(``collect_units``), says when a profile can decide the part, checks its own keys and names
+itself in the claims table. A new form is a module here, its entry in ``FORMS`` and its keys in
 the suite schema (``suite/schema.py``)."""
 
 from geobench.claims.forms.arms import Arms

@@ -4,7 +4,7 @@ cell."""
 from __future__ import annotations
 
 from geobench.claims.forms.base import Form
-from geobench.claims.units import Chosen, Tally
+from geobench.claims.units import Chosen, PartUnits
 from geobench.suite.schema import Claim, Suite
 
 
@@ -12,7 +12,8 @@ class Arms(Form):
     def applies(self, part: Claim) -> bool:
         return part.trend is None and part.compare is not None and part.compare.arm is not None
 
-    def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
-        a, b = tally.claim.compare.arm
+    def collect_units(self, part_units: PartUnits, suite: Suite, chosen: Chosen) -> None:
+        a, b = part_units.claim.compare.arm
         for cell, _ in chosen.values():
-            tally.add(cell.trial_seed, cell, f"{a}-{b}", tally.get(cell, a), tally.get(cell, b))
+            part_units.add(cell.trial_seed, cell, f"{a}-{b}", part_units.get(cell, a),
+                           part_units.get(cell, b))

@@ -1,14 +1,14 @@
 """What a claim form is: which parts it reads, how it turns their selected cells into units,
 when a profile can decide it, what it checks of a suite, and how the claims table names it.
-A form overrides ``applies`` and ``tally``; the rest has defaults for forms that read one
-cell at a time."""
+A form overrides ``applies`` and ``collect_units``; the rest has defaults for forms that read
+one cell at a time."""
 
 from __future__ import annotations
 
 import abc
 from typing import Any
 
-from geobench.claims.units import Chosen, Tally
+from geobench.claims.units import Chosen, PartUnits
 from geobench.suite.filters import Checking
 from geobench.suite.load import Loc
 from geobench.suite.schema import Claim, Suite
@@ -22,8 +22,8 @@ class Form(abc.ABC):
         """This form reads ``part``."""
 
     @abc.abstractmethod
-    def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
-        """Add a unit to ``tally`` for every cell (or pair, group) ``chosen`` holds."""
+    def collect_units(self, part_units: PartUnits, suite: Suite, chosen: Chosen) -> None:
+        """Add a unit to ``part_units`` for every cell (or pair, group) ``chosen`` holds."""
 
     def decidable(self, suite: Suite, part: Claim, chosen: Chosen) -> bool:
         """One profile's ``chosen`` cells hold a unit of ``part``: here, any cell."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from geobench.claims.forms.base import Form
 from geobench.claims.select import key_pairs, key_sides, selected_cells
-from geobench.claims.units import Chosen, Tally
+from geobench.claims.units import Chosen, PartUnits
 from geobench.suite.filters import Checking, check_known, listing, same, show
 from geobench.suite.load import Loc
 from geobench.suite.schema import Claim, Suite
@@ -16,14 +16,14 @@ class Pairs(Form):
     def applies(self, part: Claim) -> bool:
         return part.trend is None and part.compare is not None and part.compare.key is not None
 
-    def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
-        compare = tally.claim.compare
+    def collect_units(self, part_units: PartUnits, suite: Suite, chosen: Chosen) -> None:
+        compare = part_units.claim.compare
         for a, b in key_pairs(suite, [c for c, _ in chosen.values()], compare.key, compare.a,
                               compare.b):
             sides = [chosen[c.id][1] for c in (a, b) if c is not None]
             for arm in [x for x in sides[0] if all(x in side for side in sides)]:
-                tally.add((a or b).trial_seed, a, arm, tally.get(a, arm), tally.get(b, arm),
-                          cell_b=b)
+                part_units.add((a or b).trial_seed, a, arm, part_units.get(a, arm),
+                               part_units.get(b, arm), cell_b=b)
 
     def decidable(self, suite: Suite, part: Claim, chosen: Chosen) -> bool:
         """A selected pair with an arm both sides were selected with."""

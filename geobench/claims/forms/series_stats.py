@@ -4,7 +4,7 @@ first]``: its change over the run), per selected cell and arm."""
 from __future__ import annotations
 
 from geobench.claims.forms.base import Form
-from geobench.claims.units import Chosen, Tally
+from geobench.claims.units import Chosen, PartUnits
 from geobench.suite.schema import Claim, Suite
 
 
@@ -13,8 +13,9 @@ class SeriesStats(Form):
         return part.trend is None and part.compare is not None \
             and part.compare.stat is not None
 
-    def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
+    def collect_units(self, part_units: PartUnits, suite: Suite, chosen: Chosen) -> None:
         for cell, arms in chosen.values():
             for arm in arms:
-                tally.add(cell.trial_seed, cell, arm,
-                          *(tally.get(cell, arm, s) for s in tally.claim.compare.stat))
+                stats = part_units.claim.compare.stat
+                part_units.add(cell.trial_seed, cell, arm,
+                               *(part_units.get(cell, arm, s) for s in stats))

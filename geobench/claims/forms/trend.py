@@ -15,7 +15,7 @@ import math
 from geobench.claims.forms.base import Form
 from geobench.claims.select import MIN_TREND_POINTS, distinct_values, key_groups, selected_cells
 from geobench.claims.stats import trend_fit
-from geobench.claims.units import Chosen, Tally, Unit
+from geobench.claims.units import Chosen, PartUnits, Unit
 from geobench.records import Cell
 from geobench.suite.filters import Checking, check_known
 from geobench.suite.load import Loc
@@ -27,14 +27,14 @@ class Trend(Form):
     def applies(self, part: Claim) -> bool:
         return part.trend is not None
 
-    def tally(self, tally: Tally, suite: Suite, chosen: Chosen) -> None:
+    def collect_units(self, part_units: PartUnits, suite: Suite, chosen: Chosen) -> None:
         """One unit per group of cells alike in every grid key but the trend's (and the
         trial seed's), per arm they were all selected with (one for an arm difference)."""
-        for group in key_groups(suite, [c for c, _ in chosen.values()], tally.claim.trend.key):
+        for group in key_groups(suite, [c for c, _ in chosen.values()], part_units.claim.trend.key):
             arms = [x for x in chosen[group[0].id][1]
                     if all(x in chosen[c.id][1] for c in group)]
-            for arm in arms[:1] if tally.claim.compare is not None else arms:
-                _add_fit(tally, group, arm)
+            for arm in arms[:1] if part_units.claim.compare is not None else arms:
+                _add_fit(part_units, group, arm)
 
     def decidable(self, suite: Suite, part: Claim, chosen: Chosen) -> bool:
         """A group of selected cells with ``MIN_TREND_POINTS`` values of the key."""
@@ -76,11 +76,11 @@ def trend_text(part: Claim) -> str:
     return f"{trend.fit} of {y} on {'log ' if trend.x == 'log' else ''}{trend.key}"
 
 
-def _point(tally: Tally, cell: Cell, arms: list[str | None]) -> tuple[float | None, str]:
+def _point(part_units: PartUnits, cell: Cell, arms: list[str | None]) -> tuple[float | None, str]:
     """y of a trend at ``cell``: the arm's value, or the difference of two arms' (both
     logged under ``scale: log``), or None and why not."""
-    tx = math.log if tally.claim.scale == "log" else float
-    sides = [tally.get(cell, arm) for arm in arms]
+    tx = math.log if part_units.claim.scale == "log" else float
+    sides = [part_units.get(cell, arm) for arm in arms]
     why = next((w for _, w in sides if w), "")
     if why:
         return None, why
@@ -88,32 +88,32 @@ def _point(tally: Tally, cell: Cell, arms: list[str | None]) -> tuple[float | No
     return (ys[0] - ys[1] if len(ys) == 2 else ys[0]), ""
 
 
-def _unranked(tally: Tally, cells: list[Cell], points: list[tuple[float, float]]) -> str:
+def _unranked(part_units: PartUnits, cells: list[Cell], points: list[tuple[float, float]]) -> str:
     """Why censored runs (y = inf) cannot rank above every observed time of the group: a
     run's budget (``train.steps``, logged under ``scale: log``) below an observed time;
     empty when they can, or when nothing is censored."""
     if not any(math.isinf(y) for _, y in points):
         return ""
-    tx = math.log if tally.claim.scale == "log" else float
+    tx = math.log if part_units.claim.scale == "log" else float
     budget = min(tx(float(config_value(c, "train.steps"))) for c in cells)
     observed = max((y for _, y in points if math.isfinite(y)), default=-math.inf)
     return "" if observed <= budget else \
         "censored at a budget below an observed time: the ranks are unknown"
 
 
-def _add_fit(tally: Tally, cells: list[Cell], arm: str | None) -> None:
+def _add_fit(part_units: PartUnits, cells: list[Cell], arm: str | None) -> None:
     """A trend unit: the fit over ``cells`` (one trial seed, one group) minus c."""
-    trend, compare = tally.claim.trend, tally.claim.compare
+    trend, compare = part_units.claim.trend, part_units.claim.compare
     arms = list(compare.arm) if compare is not None else [arm]
     points, dropped = [], []
     for cell in cells:
-        y, why = _point(tally, cell, arms)
+        y, why = _point(part_units, cell, arms)
         x = float(config_value(cell, trend.key))
         if y is None:
             dropped.append(f"{trend.key}={x:g}: {why}")
         else:
             points.append((math.log(x) if trend.x == "log" else x, y))
-    why = next((d for d in dropped if "missing:" in d), "") or _unranked(tally, cells, points)
+    why = next((d for d in dropped if "missing:" in d), "") or _unranked(part_units, cells, points)
     fit = math.nan
     if distinct_values(cells, trend.key) < MIN_TREND_POINTS:
         why = f"absent: fewer than {MIN_TREND_POINTS} values of {trend.key} in this profile"
@@ -122,11 +122,11 @@ def _add_fit(tally: Tally, cells: list[Cell], arm: str | None) -> None:
     elif not why:
         fit = trend_fit([x for x, _ in points], [y for _, y in points], trend.fit)
         why = "" if math.isfinite(fit) else f"{trend.fit} undefined (constant values)"
-    c = tally.claim.threshold
+    c = part_units.claim.threshold
     config = f"{trend.fit} over {trend.key} = " + ", ".join(
         f"{config_value(cell, trend.key)}" for cell in cells)
     if dropped and not why:
         config += "; left out: " + "; ".join(dropped)
-    tally.units.append(Unit(cells[0].trial_seed, cells[0].id, config,
-                            "-".join(a or "" for a in arms), None if why else fit, c,
-                            None if why else fit - c, cells[-1].id, "", why))
+    part_units.units.append(Unit(cells[0].trial_seed, cells[0].id, config,
+                                 "-".join(a or "" for a in arms), None if why else fit, c,
+                                 None if why else fit - c, cells[-1].id, "", why))

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
-from geobench.contract.api import Logger, LogRun, Params
+from geobench.contract.interfaces import Logger, LogRun, Params
 from geobench.records import Status
 
 STEP = "step"  # the x-axis every tag is plotted against

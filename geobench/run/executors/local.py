@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from geobench.contract.api import Params
+from geobench.contract.interfaces import Executor, Params
 
 
 class LocalParams(Params):
     """The local executor has no parameters."""
 
 
-class LocalExecutor:
+class LocalExecutor(Executor):
     in_process = True
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from geobench.contract.api import Params
+from geobench.contract.interfaces import Executor, Params
 from geobench.run.executors import WorkerDied
 
 STOP_SECONDS = 5.0  # how long a terminated worker may take to exit before it is killed
@@ -195,9 +195,7 @@ class _Workers:
                 worker.stop()
 
 
-class PoolExecutor:
-    in_process = False
-
+class PoolExecutor(Executor):
     def __init__(self, params: PoolParams) -> None:
         self.workers = params.workers
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import Field
 
-from geobench.contract.api import Params
+from geobench.contract.interfaces import Executor, Params
 from geobench.run.executors import WorkerDied
 
 
@@ -21,9 +21,7 @@ class RayParams(Params):
     local_cpus: int | None = Field(None, ge=1, description="CPUs of a locally started cluster")
 
 
-class RayExecutor:
-    in_process = False
-
+class RayExecutor(Executor):
     def __init__(self, params: RayParams) -> None:
         try:
             import ray

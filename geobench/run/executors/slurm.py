@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from geobench.contract.api import Params
+from geobench.contract.interfaces import Executor, Params
 from geobench.records import Cell, CellResult
 from geobench.run.leases import TaskLease
 from geobench.run.provenance import provenance
@@ -98,8 +98,7 @@ def _save(result: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
-class SlurmExecutor:
-    in_process = False
+class SlurmExecutor(Executor):
     tasks_hold_leases = True
 
     def __init__(self, params: SlurmParams) -> None:

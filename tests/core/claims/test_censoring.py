@@ -7,13 +7,13 @@ import math
 import pytest
 from scipy import stats
 
-from geobench.claims import expand_checked
 from geobench.claims.registration import claim_digests
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import evaluate
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
 from tests.core.suite_text import CLAIMS_BASE
@@ -35,7 +35,7 @@ def _verdict(tmp_path, steps: dict[tuple[int, float], float]):
     """The claim's verdict with ``steps[(seed, lr)]`` stored (NaN: never happened)."""
     (tmp_path / "e.yaml").write_text(SUITE.replace("CLAIM", RANK))
     loaded = load_suite(tmp_path / "e.yaml")
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:
         v = steps[(cell.trial_seed, cell.varied["optimizer.lr"])]
@@ -77,7 +77,7 @@ def test_any_other_test_of_a_time_to_an_event_is_refused(tmp_path, claim):
     (tmp_path / "e.yaml").write_text(SUITE.replace("CLAIM", claim))
     with pytest.raises(SuiteError, match=r"claims\[0\].metric: claim 'c' tests toy_event.step, "
                                          r"a time to an event .* only a Spearman trend"):
-        expand_checked(load_suite(tmp_path / "e.yaml"), registry())
+        Study(load_suite(tmp_path / "e.yaml"), registry())
 
 
 def test_the_toy_event_is_measured_for_real(tmp_path):
@@ -90,6 +90,6 @@ def test_the_toy_event_is_measured_for_real(tmp_path):
         (tmp_path / "e.yaml").write_text(text.replace(
             "{name: toy_event, every: 10}", f"{{name: toy_event, every: 10, threshold: "
                                             f"{threshold}}}"))
-        cell = expand_checked(load_suite(tmp_path / "e.yaml"), registry())[0]
+        cell = Study(load_suite(tmp_path / "e.yaml"), registry()).cells[0]
         got = run_cell(cell).finals["toy_event.step"]
         assert got == expect if expect is not None else math.isnan(got)

@@ -9,14 +9,14 @@ import statistics
 import numpy as np
 import pytest
 
-from geobench.claims import expand_checked
 from geobench.claims.stats import bootstrap_interval, t_interval
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import evaluate
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
 from tests.core.suite_text import CLAIMS_BASE
@@ -41,7 +41,7 @@ def _suite(tmp_path, claims: str, seeds: str = "[0, 1, 2, 3]"):
     text = SUITE.replace("CLAIMS", claims).replace("seeds: [0, 1, 2, 3]", f"seeds: {seeds}")
     (tmp_path / "c.yaml").write_text(text)
     loaded = load_suite(tmp_path / "c.yaml")
-    return loaded, expand_checked(loaded, registry())
+    return loaded, Study(loaded, registry()).cells
 
 
 def _store(tmp_path, cells, value, status=lambda cell: "complete"):
@@ -269,7 +269,7 @@ def test_a_claim_on_an_unmeasured_metric_or_field_is_a_suite_error(tmp_path):
 
 
 def test_a_pipe_in_a_statement_does_not_split_the_table_row():
-    from geobench.claims.table import claims_table
+    from geobench.claims.claims_table import claims_table
     from geobench.claims.verdicts import Verdict
     from geobench.suite.schema import Claim
 

@@ -7,15 +7,15 @@ import statistics
 
 import pytest
 
-from geobench.claims import expand_checked
+from geobench.claims.claims_table import claims_table
 from geobench.claims.registration import claim_digests
-from geobench.claims.table import claims_table
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict, combined, evaluate
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.schema import Claim
 from geobench.suite.yamlio import SuiteError
@@ -43,7 +43,7 @@ def _suite(tmp_path, claims: str, seeds: str = "[0, 1, 2, 3]"):
     tmp_path.mkdir(exist_ok=True)
     (tmp_path / "a.yaml").write_text(SUITE.replace("CLAIMS", claims).replace("SEEDS", seeds))
     loaded = load_suite(tmp_path / "a.yaml")
-    return loaded, expand_checked(loaded, registry())
+    return loaded, Study(loaded, registry()).cells
 
 
 def _nccc(cell) -> float:  # 0.8 + 0.01 s at lr 0.05; lr 0.2 cells far off (not selected)

@@ -7,13 +7,13 @@ import statistics
 import numpy as np
 import pytest
 
-from geobench.claims import expand_checked
 from geobench.claims.stats import t_interval, trend_fit
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import evaluate
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
 from tests.core.suite_text import CLAIMS_BASE
@@ -33,7 +33,7 @@ LRS = [0.01, 0.1, 1.0]
 def _suite(tmp_path, claims: str):
     (tmp_path / "t.yaml").write_text(SUITE.replace("CLAIMS", claims))
     loaded = load_suite(tmp_path / "t.yaml")
-    return loaded, expand_checked(loaded, registry())
+    return loaded, Study(loaded, registry()).cells
 
 
 def _verdicts(tmp_path, loaded, cells, value):
@@ -135,7 +135,7 @@ def test_trend_of_the_difference_of_two_arms(tmp_path):
                           "  q: {objective: {name: toy_ce}}\ngrid:")
     (tmp_path / "t.yaml").write_text(text)
     loaded = load_suite(tmp_path / "t.yaml")
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # p − q = (s + 1) ln(lr): slope s + 1; q alone rises faster
         s, lr = cell.trial_seed, cell.varied["optimizer.lr"]
@@ -156,7 +156,7 @@ profiles:
 """)
     (tmp_path / "t.yaml").write_text(text)
     loaded = load_suite(tmp_path / "t.yaml")
-    cells = expand_checked(loaded, registry(), "small")
+    cells = Study(loaded, registry(), "small").cells
     got = evaluate(loaded, cells, StoredValues(Store(tmp_path / "db.sqlite"), cells),
                    registry())[0]
     assert got.verdict == "not in this profile"

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from geobench.claims import expand_checked
 from geobench.claims.registration import claim_digests
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
 from tests.core.suite_text import CLAIMS_BASE
@@ -43,7 +43,7 @@ def _claims(tmp_path, capsys, control: str, fired: dict[str, float], stays: floa
     (tmp_path / "a.yaml").write_text(SUITE.replace("CONTROL", control))
     loaded = load_suite(tmp_path / "a.yaml")
     store = Store(tmp_path / "db.sqlite")
-    for cell in expand_checked(loaded, registry()):
+    for cell in Study(loaded, registry()).cells:
         v = fired[cell.varied["tags.x"]] if cell.varied["optimizer.lr"] == 0.2 else stays
         store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
                                      series=[("main", "nccc.accuracy", 30, v)],
@@ -58,7 +58,7 @@ def test_an_absence_without_a_control_is_refused(tmp_path):
     (tmp_path / "a.yaml").write_text(SUITE.replace("CONTROL", ""))
     with pytest.raises(SuiteError, match=r"a.yaml:\d+: claims\[0\].expect: claim 'stays' "
                                          r"claims an absence .* name a positive control"):
-        expand_checked(load_suite(tmp_path / "a.yaml"), registry())
+        Study(load_suite(tmp_path / "a.yaml"), registry())
 
 
 def test_an_absence_holds_only_where_its_control_fires(tmp_path, capsys, recompute_claims):
@@ -93,4 +93,4 @@ def test_an_absence_that_fails_fails_whatever_its_control(tmp_path, capsys):
 def test_a_control_with_no_cell_in_a_profile_that_tests_the_claim_is_refused(tmp_path):
     (tmp_path / "a.yaml").write_text(SUITE.replace("CONTROL", CONTROL.replace("TAG", "w")))
     with pytest.raises(SuiteError, match=r"claims\[0\].control\[0\].where"):
-        expand_checked(load_suite(tmp_path / "a.yaml"), registry())
+        Study(load_suite(tmp_path / "a.yaml"), registry())

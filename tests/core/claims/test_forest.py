@@ -7,7 +7,7 @@ import random
 import pytest
 
 from geobench.claims.forest import EDGE, forest_png, forest_points, forest_rows, standardised
-from geobench.claims.units import Tally, Unit
+from geobench.claims.units import PartUnits, Unit
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict, _verdict
 from geobench.suite.schema import Claim
 
@@ -52,10 +52,10 @@ def test_the_verdict_reads_off_the_shared_axis(expect, margin):
     seen = set()
     for _ in range(200):
         centre, spread = rng.uniform(-1.5, 1.5), rng.uniform(0.01, 1.0)
-        tally = Tally(claim, None, rate=False)
-        tally.units = [Unit(seed, "c", "", "", None, None, rng.gauss(centre, spread))
+        part_units = PartUnits(claim, None, rate=False)
+        part_units.units = [Unit(seed, "c", "", "", None, None, rng.gauss(centre, spread))
                        for seed in range(rng.randint(3, 8))]
-        v = _verdict(claim, tally, "t")
+        v = _verdict(claim, part_units, "t")
         _, lo, hi = standardised(v)
         assert ("holds" if lo > 0 else "fails" if hi < 0 else "inconclusive") == v.verdict
         seen.add(v.verdict)

@@ -8,17 +8,17 @@ import json
 
 import pytest
 
-from geobench.claims import expand_checked
+from geobench.claims.claims_table import claims_table
 from geobench.claims.power import part_power
 from geobench.claims.registration import claim_digests
-from geobench.claims.table import claims_table
 from geobench.claims.terminal import terminal_table
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import evaluate
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.schema import Claim
 from tests.core.suite_text import CLAIMS_BASE
@@ -46,7 +46,7 @@ def _write(tmp_path, claims: str, seeds: str = "5"):
 
 
 def _stored(tmp_path, loaded):
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # lr 0.2 above lr 0.05 in every seed; all above 0 and below 0.9
         v = (0.7 if cell.varied["optimizer.lr"] == 0.2 else 0.4) + 0.01 * cell.trial_seed

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from geobench.claims import expand_checked
 from geobench.claims.registration import (
     AFTER,
     CHANGED,
@@ -16,9 +15,10 @@ from geobench.claims.registration import (
     claims_digest,
 )
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.schema import Claim
 from geobench.suite.seeds import seed_cells
@@ -85,7 +85,7 @@ def test_a_declared_post_hoc_reason_speaks_of_the_exploration_seeds_only(tmp_pat
 def test_cells_stored_without_a_record_make_every_claim_post_hoc(tmp_path, capsys):
     (tmp_path / "r.yaml").write_text(SUITE)
     loaded = load_suite(tmp_path / "r.yaml")
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # as a store written before runs recorded their claims
         store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": 0.5},
@@ -101,7 +101,7 @@ def test_cells_stored_without_a_record_make_every_claim_post_hoc(tmp_path, capsy
 
 def test_the_store_keeps_the_first_record_of_a_finished_cell(tmp_path):
     (tmp_path / "r.yaml").write_text(SUITE)
-    cell = expand_checked(load_suite(tmp_path / "r.yaml"), registry())[0]
+    cell = Study(load_suite(tmp_path / "r.yaml"), registry()).cells[0]
     store = Store(tmp_path / "db.sqlite")
 
     def write(status: str, claims: dict) -> dict:
@@ -127,14 +127,14 @@ def test_confirmation_seeds_are_disjoint_from_exploration_and_expand_after_them(
     (tmp_path / "r.yaml").write_text(SUITE.replace("[100, 101, 102]",
                                                    "{first: 100, count: 3}"))
     loaded = load_suite(tmp_path / "r.yaml")
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     assert [c.trial_seed for c in cells] == [0, 1, 2, 100, 101, 102]
     assert [c.trial_seed for c in seed_cells(loaded, "smoke", cells, "confirm")] == [100, 101,
                                                                                      102]
     (tmp_path / "r.yaml").write_text(SUITE.replace("[100, 101, 102]", "[2, 100]"))
     with pytest.raises(SuiteError, match=r"r.yaml:11: confirm: profile 'smoke': trial seed 2 is "
                                          r"both an exploration seed"):
-        expand_checked(load_suite(tmp_path / "r.yaml"), registry())
+        Study(load_suite(tmp_path / "r.yaml"), registry())
 
 
 def test_confirmation_seeds_that_a_profile_lacks_are_refused_in_one_line(tmp_path, capsys):
@@ -152,7 +152,7 @@ def test_a_run_records_the_digest_of_every_claim_with_each_cell(tmp_path, capsys
     _run(capsys, tmp_path, SUITE + LOSS, "--seeds", "explore")
     loaded = load_suite(tmp_path / "r.yaml")
     store = Store(tmp_path / "db.sqlite", read_only=True)
-    rows = store.cells([c.id for c in expand_checked(loaded, registry())])
+    rows = store.cells([c.id for c in Study(loaded, registry()).cells])
     store.close()
     assert len(rows) == 3
     assert all(r["provenance"]["claims"] == claim_digests(loaded.suite) for r in rows.values())

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from geobench.claims.values import TRAIN_LOSS, StoredValues, field_doc, series_stat
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import Cell, CellResult
 from geobench.run.store import Store
 from geobench.suite.where import config_value

@@ -1,5 +1,6 @@
-"""The options commands share (geobench.cli.options) and the one command shape
-(geobench.cli.command): every core command parses the suite options the same way."""
+"""The options commands share (geobench.study.arguments, geobench.cli.options) and the one
+command shape (geobench.cli.command): every core command parses the suite options the same
+way."""
 
 import argparse
 
@@ -7,17 +8,18 @@ import pytest
 
 from geobench.cli import COMMANDS, parser
 from geobench.cli import options as opts
+from geobench.study import arguments
 from geobench.suite import CELL_LIMIT, SuiteError
 
 
 def test_key_value_options_read_yaml_values():
-    assert opts.pairs("--only", ["optimizer.lr=0.1", "optimizer.lr=0.01", "head=[1, 2]"]) == {
+    assert arguments.pairs("--only", ["optimizer.lr=0.1", "optimizer.lr=0.01", "head=[1, 2]"]) == {
         "optimizer.lr": [0.1, 0.01], "head": [[1, 2]]}
-    assert opts.overrides("--set", ["train.steps=5", "train.steps=7", "tags.x=true"]) == {
+    assert arguments.overrides("--set", ["train.steps=5", "train.steps=7", "tags.x=true"]) == {
         "train.steps": 7, "tags.x": True}
     for bad in ("train.steps", "=3"):
         with pytest.raises(SuiteError, match=f"--set {bad}: expected KEY=VALUE"):
-            opts.overrides("--set", [bad])
+            arguments.overrides("--set", [bad])
 
 
 def test_counts_durations_and_the_cell_limit():
@@ -28,9 +30,9 @@ def test_counts_durations_and_the_cell_limit():
     for bad in ("0.5", "nan", "inf", "x"):
         with pytest.raises(argparse.ArgumentTypeError, match="seconds >= 1"):
             opts.seconds(bad)
-    assert opts.cell_limit(argparse.Namespace(cell_limit=None)) == CELL_LIMIT
+    assert arguments.cell_limit(argparse.Namespace(cell_limit=None)) == CELL_LIMIT
     with pytest.raises(SuiteError, match="--cell-limit 0: the limit is a count >= 1"):
-        opts.cell_limit(argparse.Namespace(cell_limit=0))
+        arguments.cell_limit(argparse.Namespace(cell_limit=0))
 
 
 @pytest.mark.parametrize("name", ["run", "show", "preflight", "validate", "results",

@@ -1,7 +1,7 @@
 """The core's own plugin (geobench.components.builtins): there with autoload off, and what it
 registers."""
 
-from geobench.contract.plugins import plugins, registry
+from geobench.contract.manager import plugins, registry
 
 
 def test_the_core_plugin_registers_its_components():

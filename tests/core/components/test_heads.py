@@ -4,7 +4,7 @@ from pydantic import ValidationError
 from torch import nn
 
 from geobench.components import heads
-from geobench.contract.api import BuildContext
+from geobench.contract.interfaces import BuildContext
 
 CTX = BuildContext(seed=0, device=torch.device("cpu"), feature_dim=6)
 

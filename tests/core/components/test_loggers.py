@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from geobench.cli import main
-from geobench.contract.plugins import load_registry
+from geobench.contract.manager import load_registry
 from geobench.records import Cell
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.logs import run_folder
 from tests.core.suite_text import small_suite
 
@@ -48,7 +49,7 @@ def _stored(store: Path) -> dict[str, dict[str, list[tuple[int, float]]]]:
 
 
 def _cells(path: Path):
-    return expand(load_suite(path), load_registry(), "smoke")
+    return Study(load_suite(path), load_registry(), "smoke").cells
 
 
 @pytest.mark.parametrize("executor", ["local", "pool"])

@@ -7,8 +7,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from torch import nn
 
 from geobench.components import metrics as m
-from geobench.contract.api import Arm, Data, MetricContext, Objective
-from geobench.contract.plugins import registry
+from geobench.contract.interfaces import Arm, Data, MetricContext, Objective
+from geobench.contract.manager import registry
 
 
 class Scale(nn.Module):

@@ -5,8 +5,8 @@ import torch
 from torch import nn
 
 from geobench.components.lars import LARS
-from geobench.contract.api import BuildContext
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import BuildContext
+from geobench.contract.manager import load_registry
 
 
 def test_lars_one_step_by_hand():

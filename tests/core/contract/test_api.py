@@ -1,4 +1,4 @@
-"""The typed plugin contract (geobench.contract.api) and its stable import paths."""
+"""The typed plugin contract (geobench.contract.interfaces) and its stable import paths."""
 
 import pytest
 import torch
@@ -8,8 +8,11 @@ import geobench.api
 import geobench.hookspecs
 import geobench.params
 import geobench.plugins
-from geobench.contract import api, hookspecs, params, plugins
-from geobench.contract.api import Arm, Batch, Data, Metric, MetricParams, Objective
+from geobench.contract import hooks as hookspecs
+from geobench.contract import interfaces as api
+from geobench.contract import manager as plugins
+from geobench.contract import param_models as params
+from geobench.contract.interfaces import Arm, Batch, Data, Metric, MetricParams, Objective
 
 
 def _data() -> Data:
@@ -60,7 +63,8 @@ def test_a_metric_is_evaluated_at_its_params_every():
 
 
 def test_stable_import_paths_are_the_contract_modules():
-    assert geobench.api.Data is api.Data and geobench.api.__all__ == [*api.__all__, "batches"]
+    assert geobench.api.Data is api.Data
+    assert geobench.api.__all__ == [*api.__all__, "MirrorMap", "batches"]
     assert geobench.params.Params is params.Params
     assert geobench.hookspecs.hookimpl is hookspecs.hookimpl
     assert geobench.plugins.registry is plugins.registry

@@ -2,7 +2,7 @@
 
 import inspect
 
-from geobench.contract.hookspecs import HOOKS, KINDS, Specs
+from geobench.contract.hooks import HOOKS, KINDS, Specs
 
 
 def test_one_register_hook_per_kind_and_one_for_commands():

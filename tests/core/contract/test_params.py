@@ -1,11 +1,11 @@
-"""The torch-free parameter models (geobench.contract.params) and nested component fields."""
+"""The torch-free parameter models (geobench.contract.param_models) and nested component fields."""
 
 from typing import Annotated, Any
 
 import pytest
 from pydantic import ValidationError
 
-from geobench.contract.params import (
+from geobench.contract.param_models import (
     DataParams,
     FieldDoc,
     MetricParams,

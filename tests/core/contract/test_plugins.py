@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from geobench.contract.plugins import load_registry
+from geobench.contract.manager import load_registry
 from geobench.contract.registry import Entry, Registry, RegistryError
 from tests.conftest import run_cli, write_distribution
 
 BROKEN = "raise ImportError('needs a package that is not installed')\n"
 CLASH = """
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 @hookimpl
 def register_heads(register):
@@ -23,7 +23,7 @@ def register_executors(register):
     register("local", lambda p, ctx: None, doc="a second executor called local")
 """
 MISSPELT = """
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 @hookimpl
 def register_head(register):
@@ -34,7 +34,7 @@ def register_executors(register):
     register("spelt_ok", lambda p, ctx: None, doc="registered through a known hook")
 """
 RAISES = """
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 @hookimpl
 def register_heads(register):
@@ -43,14 +43,14 @@ def register_heads(register):
 """
 EXITS = """
 import sys
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 @hookimpl
 def register_metrics(register):
     sys.exit(3)
 """
 COMMAND = """
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 @hookimpl
 def register_commands(cli):
@@ -66,7 +66,7 @@ def register_commands(cli):
 
 UNHASHABLE = """
 from dataclasses import dataclass
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 
 @dataclass
 class Plugin:

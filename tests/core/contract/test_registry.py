@@ -5,7 +5,7 @@ import pytest
 import torch
 from pydantic import Field, ValidationError
 
-from geobench.contract.api import BuildContext, FieldDoc, Params
+from geobench.contract.interfaces import BuildContext, FieldDoc, Params
 from geobench.contract.registry import EmptyParams, Entry, Registry, RegistryError
 from geobench.contract.spec import Component
 

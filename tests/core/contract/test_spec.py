@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 from pydantic import ValidationError
 
-from geobench.contract.hookspecs import KINDS
+from geobench.contract.hooks import KINDS
 from geobench.contract.registry import EmptyParams
 from geobench.contract.spec import (
     COMPONENT_KINDS,

@@ -14,8 +14,8 @@ import torch
 from pydantic import Field
 from torch import nn
 
-from geobench.contract.api import Params
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.interfaces import Params
+from geobench.contract.hooks import hookimpl
 
 
 class ScaledTanhParams(Params):

@@ -5,21 +5,14 @@ claim's raw verdict at the suite's other scales."""
 import pytest
 from scipy import stats
 
-from geobench.claims import expand_checked
 from geobench.claims.registration import claim_digests
 from geobench.claims.stats import holm
-from geobench.claims.values import StoredValues
-from geobench.claims.verdicts import evaluate
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
-from geobench.report.context import (
-    apply_paper_holm,
-    apply_scales,
-    confirmation_rows,
-    scale_rows,
-)
+from geobench.report.context import confirmation_rows, scale_rows
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from tests.core.suite_text import CLAIMS_BASE
 
@@ -58,7 +51,7 @@ def _store(folder, names: list[str], profiles=("smoke",)) -> Store:
     for name in names:
         loaded = load_suite(folder / f"{name}.yaml")
         for profile in profiles:
-            for cell in expand_checked(loaded, registry(), profile):
+            for cell in Study(loaded, registry(), profile).cells:
                 v = _value(cell)
                 store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
                                              series=[("main", "nccc.accuracy", 30, v)],
@@ -72,10 +65,9 @@ def test_holm_over_the_papers_family_matches_a_hand_computation(tmp_path):
     (tmp_path / "other.yaml").write_text(
         SUITE.replace("NAME", "other").replace("PX", "PY").replace("CLAIMS", _claim("c", 0)))
     store = _store(tmp_path, ["one", "two", "other"])
-    loaded = load_suite(tmp_path / "one.yaml")
-    cells = expand_checked(loaded, registry())
-    verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
-    family = apply_paper_holm(loaded, "smoke", verdicts, store, registry())
+    study = Study.open(tmp_path / "one.yaml")
+    verdicts = study.verdicts(store)
+    family = study.paper_holm(verdicts, store)
     assert (family.suites, family.not_run, family.size) == (["one", "two"], [], 3)
     # by hand: t-tests of the 5 values against each threshold, two-sided p
     values = [0.52 + e for e in NOISE]
@@ -109,10 +101,7 @@ def test_the_page_shows_the_papers_holm_and_the_other_scales(tmp_path):
 def test_scales_list_only_the_profiles_the_store_holds(tmp_path):
     _write(tmp_path, "one")
     store = _store(tmp_path, ["one"])
-    loaded = load_suite(tmp_path / "one.yaml")
-    cells = expand_checked(loaded, registry())
-    verdicts = evaluate(loaded, cells, StoredValues(store, cells), registry())
-    apply_scales(loaded, "smoke", verdicts, store, registry())
+    verdicts, _ = Study.open(tmp_path / "one.yaml").published_verdicts(store)
     assert verdicts[0].scales == {}
     store.close()
 
@@ -121,8 +110,8 @@ def test_a_papers_claims_across_scales_hold_at_every_scale_or_change(tmp_path):
     for name in ("one", "three"):
         _write(tmp_path, name)
     store = _store(tmp_path, ["one", "three"], profiles=("smoke", "wide"))
-    suites = [load_suite(tmp_path / f"{n}.yaml") for n in ("one", "three")]
-    profiles, rows = scale_rows(suites, store, registry())
+    studies = [Study.open(tmp_path / f"{n}.yaml") for n in ("one", "three")]
+    profiles, rows = scale_rows(studies, store)
     # a1: 0.542 vs 0.5 holds at smoke, 0.422 fails at wide; c1 clears 0.2 at both
     assert profiles == ["smoke", "wide"]
     assert rows == [["`c1` (three)", "holds", "holds", "every scale"],
@@ -133,7 +122,7 @@ def test_a_papers_claims_across_scales_hold_at_every_scale_or_change(tmp_path):
 def test_confirmation_verdicts_stand_beside_the_exploration_ones(tmp_path):
     _write(tmp_path, "one")
     store = _store(tmp_path, ["one"], profiles=("checked",))
-    rows = confirmation_rows([load_suite(tmp_path / "one.yaml")], store, registry())
+    rows = confirmation_rows([Study.open(tmp_path / "one.yaml")], store)
     # seeds 0-4 explore at 0.52 + noise (holds raw: p 0.028, by hand above); seeds 20-24
     # confirm at 0.40 + the same noise: mean 0.422 against 0.5, t-test p < 0.01, fails
     values = [0.40 + e for e in NOISE]

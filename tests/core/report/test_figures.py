@@ -1,5 +1,5 @@
 """The figure commands' options and read helper (geobench.figures, reading through
-geobench.report.figures) on a real store."""
+geobench.report.stored) on a real store."""
 
 import argparse
 import sqlite3
@@ -7,13 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-import geobench.report.figures as figures
-from geobench.contract.plugins import registry
+import geobench.report.stored as figures
+from geobench.contract.manager import registry
 from geobench.figures import figure_folder, figure_options
 from geobench.figures import read_stored as read_args
-from geobench.records import CellResult
-from geobench.run.store import DEFAULT_STORE, Store, StoreError
-from geobench.suite import expand, load_suite
+from geobench.records import DEFAULT_STORE, CellResult
+from geobench.run.store import Store, StoreError
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 
@@ -55,7 +56,7 @@ def stored(tmp_path):
     stored: lr 0.05 complete, lr 0.1 seed 0 complete, lr 0.1 seed 1 failed."""
     suite = tmp_path / "s.yaml"
     suite.write_text(small_suite(steps=5, lrs=(0.05, 0.1)))
-    cells = expand(load_suite(suite), registry(), "smoke")
+    cells = Study(load_suite(suite), registry(), "smoke").cells
     db = tmp_path / "db.sqlite"
     store = Store(db)
     for cell in cells:

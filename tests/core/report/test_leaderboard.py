@@ -3,11 +3,12 @@
 import math
 import statistics
 
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.report.leaderboard import render
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 
@@ -20,7 +21,7 @@ def _setup(tmp_path, text: str):
     """The suite ``text`` loaded and expanded, its cells by (lr, trial seed), an empty store."""
     (tmp_path / "s.yaml").write_text(text)
     loaded = load_suite(tmp_path / "s.yaml")
-    cells = expand(loaded, registry())
+    cells = Study(loaded, registry()).cells
     by = {(c.varied["optimizer.lr"], c.trial_seed): c for c in cells}
     return loaded, cells, by, Store(tmp_path / "db.sqlite")
 
@@ -42,7 +43,7 @@ def test_aggregation_missing_diverged_and_best(tmp_path):
     for seed in (0, 1):  # lr 0.3 diverged in both seeds
         store.write(by[(0.3, seed)], CellResult(by[(0.3, seed)].id, "diverged",
                                                 error="non-finite loss at step 3"), {})
-    md = render(loaded, cells, store, tmp_path / "lb" / "s.md", registry())
+    md = render(Study(loaded, registry()), store, tmp_path / "lb" / "s.md")
     rows = {row[0]: row[1:] for row in _table(md)}
 
     # mean ± t_{0.975, 1} * s / sqrt(2), with t_{0.975, 1} = 12.7062047 (tables)
@@ -73,13 +74,13 @@ def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_pa
                                                   "  columns: trial_seed")
     (tmp_path / "s.yaml").write_text(text)
     loaded = load_suite(tmp_path / "s.yaml")
-    cells = expand(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:
         lr = cell.varied["optimizer.lr"]
         finals = {"nccc.accuracy": lr + cell.trial_seed, "effective_rank.erank": 10 * lr}
         store.write(cell, CellResult(cell.id, "complete", finals=finals), {})
-    md = render(loaded, cells, store, tmp_path / "s.md", registry())
+    md = render(Study(loaded, registry()), store, tmp_path / "s.md")
     tables = [block for block in md.split("\n\n") if block.startswith("|")]
     main = tables[0].splitlines()
     assert main[0].count("|") - 1 == 10  # lr, trial_seed (columns key), 8 metrics
@@ -96,7 +97,7 @@ def test_main_table_has_ten_columns_and_diagnostic_columns_are_never_bold(tmp_pa
 def test_a_pipe_in_a_legend_cell_is_escaped():
     import re
 
-    from geobench.contract.params import FieldDoc
+    from geobench.contract.param_models import FieldDoc
     from geobench.report.leaderboard import _legend
     from geobench.suite.schema import LeaderboardMetric
 
@@ -119,7 +120,7 @@ def test_a_column_that_names_nan_counts_and_shows_it(tmp_path):
         store.write(by[key], CellResult(by[key].id, "complete", series=series,
                                         finals={"loss.train": value, "nccc.accuracy": 0.5}),
                     {"git_sha": "abc", "torch": "2.x"})
-    md = render(loaded, cells, store, tmp_path / "lb" / "s.md", registry())
+    md = render(Study(loaded, registry()), store, tmp_path / "lb" / "s.md")
     rows = {row[0]: row[1:] for row in _table(md)}
     half = 12.706204736 * statistics.stdev([1.0, 3.0]) / 2**.5
     assert rows["0.1"][1] == f"**2 ± {half:.4g} (n=2)**"  # loss: lower is better
@@ -132,8 +133,8 @@ def test_a_metric_of_some_design_points_keeps_its_declared_meaning(tmp_path):
     """Columns and claims read a field's meaning from a cell that measures it, not from the
     first cell (design points may measure different metrics)."""
     from geobench.claims.values import declared, field_doc
-    from geobench.contract.plugins import registry
-    from geobench.suite import expand, load_suite
+    from geobench.contract.manager import registry
+    from geobench.suite import load_suite
     from tests.core.suite_text import CLAIMS_BASE
 
     text = "name: points\n" + CLAIMS_BASE + """\
@@ -142,7 +143,7 @@ zip:
     metrics: [[{name: nccc}], [{name: linear_probe}]]
 """
     (tmp_path / "p.yaml").write_text(text)
-    cells = expand(load_suite(tmp_path / "p.yaml"), registry())
+    cells = Study(load_suite(tmp_path / "p.yaml"), registry()).cells
     assert field_doc(registry(), cells[0], "linear_probe.accuracy") is None
     doc = declared(registry(), cells, "linear_probe.accuracy")
     assert doc is not None and doc.direction == "higher"

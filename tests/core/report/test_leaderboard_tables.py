@@ -9,11 +9,12 @@ import matplotlib.axes
 import pytest
 
 from geobench.claims.stats import t_half_width
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.report.leaderboard import render
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 LEADERBOARD = "leaderboard:" + small_suite().split("\nleaderboard:", 1)[1]
@@ -29,7 +30,7 @@ def _suite(tmp_path, board: str, arms: bool = True, lrs=(0.1, 0.2, 0.3)):
         text += "arms:\n  a: {}\n  b: {}\n"
     (tmp_path / "s.yaml").write_text(text)
     loaded = load_suite(tmp_path / "s.yaml")
-    cells = expand(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:
         lr = cell.varied["optimizer.lr"]
@@ -57,7 +58,7 @@ def _tables(md: str) -> dict[str, list[list[str]]]:
 
 
 def _render(tmp_path, loaded, cells, store) -> str:
-    return render(loaded, cells, store, tmp_path / "lb" / "s.md", registry())
+    return render(Study(loaded, registry()), store, tmp_path / "lb" / "s.md")
 
 
 def test_a_titled_table_shows_only_the_cells_and_arms_where_selects(tmp_path):

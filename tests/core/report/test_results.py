@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import Cell, CellResult, Status, parse_metric_key
 from geobench.report.results import (
     load_results,
@@ -24,7 +24,8 @@ from geobench.report.results import (
     write_csv,
 )
 from geobench.run.store import Store, StoreError
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 TWO_ARMS = """\
@@ -59,7 +60,7 @@ HAND = Cell(id="hand0", suite="hand", profile="smoke", trial_seed=0, varied={},
 
 
 def _cells(path, profile):
-    return expand(load_suite(path), registry(), profile)
+    return Study(load_suite(path), registry(), profile).cells
 
 
 def _result(cell_id, status, finals=None, series=None):

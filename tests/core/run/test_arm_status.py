@@ -7,11 +7,12 @@ import json
 import sqlite3
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import ArmStatus, CellResult
 from geobench.report.results import result_rows
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 CLAIMS = """\
@@ -88,7 +89,7 @@ def test_a_store_without_arm_statuses_reads_each_arm_as_its_cell(tmp_path, monke
         first = con.execute("SELECT id FROM cells ORDER BY seed").fetchone()[0]
         con.execute("UPDATE cells SET status = 'diverged' WHERE id = ?", (first,))
         con.execute("DROP TABLE arms")
-    cells = expand(load_suite(path), registry())
+    cells = Study(load_suite(path), registry()).cells
     old = Store(tmp_path / "s.sqlite", read_only=True)
     rows = old.cells([c.id for c in cells])
     old.close()
@@ -111,7 +112,7 @@ def test_a_store_without_arm_statuses_reads_each_arm_as_its_cell(tmp_path, monke
 
 
 def test_a_failed_cell_fails_every_arm_even_one_that_diverged(tmp_path):
-    cell = expand(load_suite(_suite(tmp_path)), registry())[0]
+    cell = Study(load_suite(_suite(tmp_path)), registry()).cells[0]
     store = Store(tmp_path / "s.sqlite")
     store.write(cell, CellResult(cell.id, "failed", "boom", arms={
         "bad": ArmStatus("diverged", 13, "non-finite loss nan")}), {})

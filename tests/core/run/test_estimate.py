@@ -8,13 +8,14 @@ import json
 
 import pytest
 
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import ArmStatus, Status
 from geobench.run import calibrate, estimate, runner
 from geobench.run.executors.pool import PoolExecutor, PoolParams
 from geobench.run.preflight import Shortening
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.schedules import Schedule
 from tests.core.suite_text import small_suite
 
@@ -37,7 +38,7 @@ def test_step_scales_from_the_nearest_batch(tmp_path):
 def _cells(tmp_path, design: str):
     """The small suite's cells (toy MLP on the toy mixture, whose cost key ``key`` names)."""
     (tmp_path / "s.yaml").write_text(small_suite(steps=3, lrs=(0.1,)) + design)
-    cells = expand(load_suite(tmp_path / "s.yaml"), registry())
+    cells = Study(load_suite(tmp_path / "s.yaml"), registry()).cells
     return cells, estimate.cost_key(next(iter(cells[0].arms.values())))
 
 

@@ -11,12 +11,13 @@ import pytest
 import torch
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.run.executors import WorkerDied
 from geobench.run.executors.pool import PoolExecutor, PoolParams
 from geobench.run.runner import RunOptions, run_suite
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.conftest import run_cli, write_distribution
 from tests.core import executor_helpers as helpers
 from tests.core.run.test_resume import _complete, _kill_after, _run
@@ -26,7 +27,7 @@ LRS = (0.05, 0.1, 0.2)  # x 2 seeds = 6 cells
 
 
 def _finals(tmp_path, store: str) -> dict[str, dict[str, float]]:
-    cells = expand(load_suite(tmp_path / "suite.yaml"), registry())
+    cells = Study(load_suite(tmp_path / "suite.yaml"), registry()).cells
     db = Store(tmp_path / store)
     rows = db.cells([c.id for c in cells])
     db.close()

@@ -8,12 +8,14 @@ import sys
 import pytest
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult, Status
 from geobench.run.leases import new_owner
-from geobench.run.runner import RunSummary, _leased, _Progress, duration
+from geobench.run.progress import RunProgress, duration
+from geobench.run.runner import RunSummary, _leased
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 LINE = re.compile(r"\[(\d)/4\] small lr=(0\.05|0\.1), trial_seed=[01] complete "
@@ -75,7 +77,7 @@ def test_eta_counts_only_the_cells_this_run_will_run(tmp_path, capfd):
 def test_eta_is_pace_times_cells_left(monkeypatch, todo, max_cells, held, left, waited):
     clock = iter([100.0, 110.0 + waited])
     monkeypatch.setattr("geobench.run.runner.time.monotonic", lambda: next(clock))
-    progress = _Progress("s", total=12, done=2, todo=todo, max_cells=max_cells, quiet=True)
+    progress = RunProgress("s", total=12, done=2, todo=todo, max_cells=max_cells, quiet=True)
     progress.finished += 2  # two cells in 10 s of work
     progress.waited = waited
     assert progress.eta(held) == (f", ETA {duration(5.0 * left)}" if left else "")
@@ -97,7 +99,7 @@ def test_pool_workers_print_step_lines_while_the_parent_shows_bars(tmp_path, cap
 
 def test_cells_another_run_finished_are_counted_as_run_elsewhere(tmp_path):
     (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
-    cells = expand(load_suite(tmp_path / "s.yaml"), registry(), "smoke")
+    cells = Study(load_suite(tmp_path / "s.yaml"), registry(), "smoke").cells
     store = Store(tmp_path / "db.sqlite")
     try:  # the first cell is finished by another run after this run listed its todo
         store.write(cells[0], CellResult(cells[0].id, Status.COMPLETE), {}, "other:1:ns:0")

@@ -10,20 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult, Status
 from geobench.run.leases import new_owner
 from geobench.run.runner import RunOptions, run_suite
 from geobench.run.store import Store
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.conftest import run_cli, start_cli, write_distribution
 from tests.core.suite_text import small_suite
 
 OBJECTIVES = """
 import os
 import torch
-from geobench.contract.api import Objective
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.interfaces import Objective
+from geobench.contract.hooks import hookimpl
 from geobench.contract.registry import EmptyParams
 
 
@@ -107,10 +108,10 @@ def test_two_concurrent_runs_execute_each_cell_once(tmp_path, site):
 
 
 def _first_cell_id(tmp_path) -> str:
-    from geobench.contract.plugins import registry
-    from geobench.suite import expand, load_suite
+    from geobench.contract.manager import registry
+    from geobench.suite import load_suite
 
-    return expand(load_suite(tmp_path / "suite.yaml"), registry())[0].id
+    return Study(load_suite(tmp_path / "suite.yaml"), registry()).cells[0].id
 
 
 def test_a_lease_whose_owner_died_is_taken_over(tmp_path):
@@ -207,7 +208,7 @@ def test_max_cells_counts_the_cells_this_run_starts_and_does_not_wait(tmp_path):
 
 def test_a_failure_another_run_stores_meanwhile_is_not_retried_by_this_run(tmp_path):
     (tmp_path / "suite.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
-    cells = expand(load_suite(tmp_path / "suite.yaml"), registry())
+    cells = Study(load_suite(tmp_path / "suite.yaml"), registry()).cells
     store = Store(tmp_path / "db.sqlite")
     before = time.time()
     failed = CellResult(cells[0].id, Status.FAILED, "boom", started=before - 10,

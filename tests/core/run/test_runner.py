@@ -9,20 +9,22 @@ from collections import Counter
 
 import pytest
 
-from geobench.contract.plugins import registry
+from geobench.contract.hooks import hookimpl
+from geobench.contract.manager import load_registry, registry
 from geobench.contract.registry import RegistryError
 from geobench.records import CellResult
-from geobench.run import runner
+from geobench.run import progress, runner
 from geobench.run.executors import WorkerDied
 from geobench.run.executors.local import LocalExecutor
+from geobench.run.progress import StepLines
 from geobench.run.runner import (
     CellTask,
     RunOptions,
-    StepLines,
     build_executor,
     executor_spec,
     run_suite,
 )
+from geobench.study import Study
 from tests.core.suite_text import small_suite
 
 STATUS = {0.05: "complete", 0.1: "diverged", 0.2: "failed"}
@@ -118,12 +120,24 @@ def test_build_executor_checks_its_params():
         build_executor(registry(), {"name": "nope"})
 
 
-def test_step_lines_name_the_cell_its_step_and_loss(suite, monkeypatch, capsys):
-    from geobench.suite import expand, load_suite
+def test_an_executor_that_is_not_the_interface_is_refused():
+    class Plugin:
+        @hookimpl
+        def register_executors(self, register):
+            register("bare", lambda params, ctx: object(), doc="returns no Executor")
 
-    cell = expand(load_suite(suite / "s.yaml"), registry())[0]
+    reg = load_registry(extra_plugins=(Plugin(),))
+    with pytest.raises(RegistryError, match=r"^executor 'bare' \(.+\): its factory returned "
+                                            r"object, not a geobench.api.Executor$"):
+        build_executor(reg, {"name": "bare"})
+
+
+def test_step_lines_name_the_cell_its_step_and_loss(suite, monkeypatch, capsys):
+    from geobench.suite import load_suite
+
+    cell = Study(load_suite(suite / "s.yaml"), registry()).cells[0]
     clock = iter([100.0, 130.0, 130.5, 280.0])
-    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
     lines = StepLines(cell, every=10.0)  # started at 100
     lines(10, 20, 0.123456)  # at 130: 30 s since the last line
     lines(11, 20, 0.1)  # at 130.5: too soon

@@ -9,11 +9,12 @@ from types import SimpleNamespace
 import pytest
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult, Status
 from geobench.run.executors.slurm import result_path, run_and_save
 from geobench.run.safeload import UnsafePathError, check_private
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,7 +31,7 @@ def jobs(tmp_path):
     (tmp_path / "suite.yaml").write_text(small_suite())
     folder = tmp_path / "jobs"
     folder.mkdir(mode=0o700)
-    cells = expand(load_suite(tmp_path / "suite.yaml"), registry())
+    cells = Study(load_suite(tmp_path / "suite.yaml"), registry()).cells
     for cell in cells:
         run_and_save(_complete, cell, str(folder))
     return tmp_path, cells

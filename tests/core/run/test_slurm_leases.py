@@ -23,8 +23,8 @@ NAPPING = """
 import os
 import time
 import torch
-from geobench.contract.api import Objective
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.interfaces import Objective
+from geobench.contract.hooks import hookimpl
 from geobench.contract.registry import EmptyParams
 
 

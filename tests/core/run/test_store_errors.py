@@ -9,10 +9,11 @@ import pytest
 
 import geobench.run.store
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult, Status
 from geobench.run.store import Store, StoreError
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from tests.core.suite_text import small_suite
 
 
@@ -106,7 +107,7 @@ def test_a_folder_or_an_impossible_path_is_one_line(suite, capsys):
 
 
 def test_a_full_disk_keeps_every_cell_already_stored(suite):
-    cells = expand(load_suite("suite.yaml"), registry())
+    cells = Study(load_suite("suite.yaml"), registry()).cells
     store = Store(suite / "db.sqlite")
     small = CellResult(cells[0].id, Status.COMPLETE, started=0.0, finished=1.0,
                        finals={"x": 1.0}, series=[("main", "x", 0, 1.0)])

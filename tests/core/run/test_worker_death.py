@@ -17,7 +17,7 @@ EXIT_S = 10.0  # how long the orphaned workers may take to exit
 
 LOGGED = """
 import os
-from geobench.contract.hookspecs import hookimpl
+from geobench.contract.hooks import hookimpl
 from geobench.contract.registry import EmptyParams
 from geobench_toy import ToyCE
 

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import html5lib
 
-from geobench.claims import expand_checked
 from geobench.claims.registration import claim_digests
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.report.leaderboard import render
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import load_suite
 from tests.core.suite_text import CLAIMS_BASE
 
@@ -55,7 +55,7 @@ def publish(root: Path) -> tuple[Path, Path]:
     path = root / "suites" / "tiny.yaml"
     path.write_text(SUITE)
     loaded = load_suite(path)
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     store = Store(root / "db.sqlite")
     digests = claim_digests(loaded.suite)
     for cell in cells:
@@ -64,7 +64,7 @@ def publish(root: Path) -> tuple[Path, Path]:
                                      series=[("main", "nccc.accuracy", 0, 0.1),
                                              ("main", "nccc.accuracy", 30, value)],
                                      claims=digests), {"git_sha": "abc", "torch": "2.x"})
-    render(loaded, cells, store, root / "leaderboards" / "tiny.md", registry())
+    render(Study(loaded, registry()), store, root / "leaderboards" / "tiny.md")
     store.close()
     return root / "leaderboards", root / "db.sqlite"
 

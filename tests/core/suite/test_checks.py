@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from geobench.claims import checks as claim_checks
-from geobench.contract.plugins import registry
+from geobench.claims import validate as claim_checks
+from geobench.contract.manager import registry
 from geobench.records import Cell
 from geobench.suite import checks
 from geobench.suite.load import LoadedSuite

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from geobench.contract.plugins import registry
-from geobench.suite import cell_id, expand, load_suite
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import cell_id, load_suite
 from geobench.suite.yamlio import SuiteError
 
 SUITE = """\
@@ -34,7 +35,7 @@ LRS, XS, ZIP = [0.05, 0.1, 0.2], ["u", "v"], [(0.0, "m0"), (0.5, "m1")]
 def _cells(tmp_path, text=SUITE, profile="smoke", **kw):
     path = tmp_path / "s.yaml"
     path.write_text(text)
-    return expand(load_suite(path), registry(), profile, **kw)
+    return Study(load_suite(path), registry(), profile, **kw).cells
 
 
 def _points(cells):

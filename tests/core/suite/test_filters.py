@@ -9,16 +9,16 @@ import json
 
 import pytest
 
-from geobench.claims import expand_checked
+from geobench.claims.claims_table import summary_line
 from geobench.claims.registration import claim_digests
 from geobench.claims.select import key_pairs
-from geobench.claims.table import summary_line
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import NOT_IN_PROFILE, evaluate
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import SuiteError, load_suite
 from geobench.suite.where import config_keys, config_value, values_taken
 from tests.core.suite_text import CLAIMS_BASE
@@ -49,7 +49,7 @@ def _write(tmp_path, text: str = SUITE):
 def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, capsys,
                                                                    recompute_claims):
     loaded = _write(tmp_path)
-    cells = expand_checked(loaded, registry(), "narrow")
+    cells = Study(loaded, registry(), "narrow").cells
     assert {c.varied["optimizer.lr"] for c in cells} == {0.05}
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # 1 + seed / 10: every decidable claim holds
@@ -96,7 +96,7 @@ def test_a_claim_the_profile_cannot_decide_is_not_in_this_profile(tmp_path, caps
     assert paired.units[0].excluded == ("a: absent: no partner cell selected in this "
                                         "profile; b: missing: not in the store")
     assert (empty["low"].verdict, empty["low"].missing) == ("insufficient", 4)
-    smoke = expand_checked(loaded, registry())  # the smoke profile has every cell: not stored yet
+    smoke = Study(loaded, registry()).cells  # the smoke profile has every cell: not stored yet
     assert {v.claim.id: v.verdict for v in evaluate(
         loaded, smoke, StoredValues(Store(tmp_path / "db.sqlite"), smoke), registry())} == {
         "low": "insufficient", "high": "insufficient", "paired": "insufficient",
@@ -107,7 +107,7 @@ def test_beside_sets_two_profiles_verdicts_side_by_side(tmp_path, capsys):
     loaded = _write(tmp_path)
     store = Store(tmp_path / "db.sqlite")
     for profile, sign in (("smoke", 1.0), ("narrow", -1.0)):
-        for cell in expand_checked(loaded, registry(), profile):  # smoke: above 0 at lr 0.05 only
+        for cell in Study(loaded, registry(), profile).cells:  # smoke: above 0 at lr 0.05 only
             lr = cell.varied["optimizer.lr"]
             v = (sign if lr == 0.05 else -1.0) + cell.trial_seed / 10
             store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
@@ -143,7 +143,7 @@ def test_a_list_value_may_be_one_value_of_its_key(tmp_path, capsys):
                          "  optimizer.lr: [0.05, 0.2]\n  data.classes: [[0, 1], [1, 2]]\n")
     text = text.replace("where: {optimizer.lr: 0.05}}\n  - {id: high",
                         "where: {data.classes: [0, 1]}}\n  - {id: high", 1)
-    cells = expand_checked(_write(tmp_path, text), registry())
+    cells = Study(_write(tmp_path, text), registry()).cells
     assert values_taken(cells, "data.classes") == [[0, 1], [1, 2]]
     (tmp_path / "bad.yaml").write_text(
         text.replace("where: {data.classes: [0, 1]}", "where: {data.classes: [0, 2]}"))
@@ -155,7 +155,7 @@ def test_a_list_value_may_be_one_value_of_its_key(tmp_path, capsys):
 def test_arm_keys_read_that_arms_spec(tmp_path):
     text = SUITE.replace("grid:\n", "arms:\n  x: {}\n  y: {backbone: {width: 8}}\ngrid:\n")
     text = text.split("claims:\n")[0]
-    cells = expand_checked(_write(tmp_path, text), registry())
+    cells = Study(_write(tmp_path, text), registry()).cells
     assert config_value(cells[0], "arms.y.backbone.width") == 8
     assert config_value(cells[0], "arms.x.backbone.width") == 16
     assert {"arms.y.backbone.width", "backbone.width", "optimizer.momentum"} \
@@ -194,7 +194,7 @@ def test_an_exclude_reads_inside_a_varied_component(tmp_path):
         "  optimizer.lr: [0.05, 0.2]\n",
         "  optimizer: [{name: sgd, lr: 0.05}, {name: sgd, lr: 0.2}]\n  train.steps: [10, 30]\n")
     text += "exclude:\n  - {optimizer.lr: 0.2, train.steps: 10}\n"
-    cells = expand_checked(_write(tmp_path, text), registry())
+    cells = Study(_write(tmp_path, text), registry()).cells
     assert sorted({(c.arms["main"]["optimizer"]["lr"], c.arms["main"]["train"]["steps"])
                    for c in cells}) == [(0.05, 10), (0.05, 30), (0.2, 30)]
 
@@ -216,10 +216,10 @@ claims:
     with pytest.raises(SuiteError, match=r"claims\[0\]\.where: claim 'rises': optimizer.lr = "
                        r"0.2 selects 3 cells of one trial seed in profile 'smoke', differing "
                        r"in data.batch_size, tags.point; narrow its 'where' to the one to compare"):
-        expand_checked(_write(tmp_path, text), registry())
+        Study(_write(tmp_path, text), registry())
     narrowed = text.replace('compare:', 'where: {tags.point: [low, reference]}, compare:')
     loaded = _write(tmp_path, narrowed)
-    cells = expand_checked(loaded, registry())
+    cells = Study(loaded, registry()).cells
     chosen = [c for c in cells if c.varied["tags.point"] in ("low", "reference")]
     pairs = key_pairs(loaded.suite, chosen, "optimizer.lr", 0.2, 0.05)
     assert sorted((a.varied["tags.point"], b.varied["tags.point"], a.trial_seed == b.trial_seed)
@@ -228,8 +228,8 @@ claims:
 
 def test_only_keeps_some_values_of_an_axis_and_the_cells_keep_their_ids(tmp_path, capsys):
     loaded = _write(tmp_path, SUITE.split("claims:\n")[0])
-    every = expand_checked(loaded, registry())
-    kept = expand_checked(loaded, registry(), only={"optimizer.lr": [0.2]})
+    every = Study(loaded, registry()).cells
+    kept = Study(loaded, registry(), only={"optimizer.lr": [0.2]}).cells
     assert [c.id for c in kept] == [c.id for c in every if c.varied["optimizer.lr"] == 0.2]
     assert len(kept) == 4
     path = str(loaded.path)

@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from geobench.cli import main
-from geobench.contract.plugins import registry
+from geobench.contract.manager import registry
 from geobench.report.paths import leaderboard_path
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.suite.yamlio import MAX_BYTES, SuiteError
 from tests.conftest import run_cli
 from tests.core.suite_text import small_suite
@@ -97,7 +98,7 @@ def test_cell_limit_counts_seeds_and_can_be_raised(tmp_path, capsys):
     assert "10001 cells" in capsys.readouterr().out
     loaded = load_suite(path)
     with pytest.raises(SuiteError, match="the limit is 5000"):
-        expand(loaded, registry(), cell_limit=5000)
+        Study(loaded, registry(), cell_limit=5000)
 
 
 def test_an_invalid_override_is_one_line(tmp_path, capsys):

@@ -4,7 +4,7 @@ changes its name keeps only the inherited params the new one accepts."""
 import pytest
 from pydantic import Field
 
-from geobench.contract.params import Params
+from geobench.contract.param_models import Params
 from geobench.contract.registry import Entry, Registry
 from geobench.suite.load import LoadedSuite
 from geobench.suite.merge import (

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from geobench.contract.params import DataParams, MetricParams, Nested, Params
+from geobench.contract.param_models import DataParams, MetricParams, Nested, Params
 from geobench.contract.registry import EmptyParams, Entry, Registry
 from geobench.contract.spec import Component
 from geobench.suite.load import load_suite

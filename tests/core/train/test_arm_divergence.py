@@ -6,10 +6,11 @@ import math
 
 import torch
 
-from geobench.contract.api import Objective, Params
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Objective, Params
+from geobench.contract.manager import load_registry
 from geobench.contract.registry import EmptyParams, Entry
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 from tests.core.suite_text import small_suite
 
@@ -71,7 +72,7 @@ def _cell(tmp_path, reg, arms, steps=40):
         text += "arms:\n" + "".join(f"  {name}: {body}\n" for name, body in arms.items())
     path = tmp_path / f"{'_'.join(arms) or 'single'}.yaml"
     path.write_text(text)
-    return expand(load_suite(path), reg)[0]
+    return Study(load_suite(path), reg).cells[0]
 
 
 def test_a_diverged_arm_stops_at_its_step_and_the_other_trains_on_unchanged(tmp_path):
@@ -130,7 +131,7 @@ def test_no_metric_sees_an_arm_gone_non_finite_before_the_guard_checks_it(tmp_pa
     text = text.replace("nccc.accuracy", "effective_rank.erank")
     text += "arms:\n  good: {}\n  bad: {objective: {at: 13}}\n"
     (tmp_path / "rank.yaml").write_text(text)
-    result = run_cell(expand(load_suite(tmp_path / "rank.yaml"), reg)[0], reg)
+    result = run_cell(Study(load_suite(tmp_path / "rank.yaml"), reg).cells[0], reg)
     assert result.status == "complete", result.traceback
     assert (result.arms["bad"].status, result.arms["bad"].step) == ("diverged", 13)
     assert max(s for arm, key, s, _ in result.series
@@ -144,7 +145,7 @@ def test_the_first_arm_diverging_stops_the_cross_arm_values_not_the_other_arms(t
         "- {name: nccc, every: 10}", "- {name: nccc, every: 5}\n    - {name: toy_cka, every: 5}")
     text += "arms:\n  ref: {objective: {at: 13}}\n  b: {}\n  c: {}\n"
     (tmp_path / "ref.yaml").write_text(text)
-    result = run_cell(expand(load_suite(tmp_path / "ref.yaml"), reg)[0], reg)
+    result = run_cell(Study(load_suite(tmp_path / "ref.yaml"), reg).cells[0], reg)
     assert result.status == "complete", result.traceback
     steps = {}
     for arm, key, step, _ in result.series:

@@ -5,10 +5,11 @@ import math
 
 import torch
 
-from geobench.contract.api import Objective
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Objective
+from geobench.contract.manager import load_registry
 from geobench.contract.registry import EmptyParams, Entry
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.divergence import DivergenceGuard
 from geobench.train.engine import run_cell
 from tests.core.suite_text import small_suite
@@ -47,7 +48,7 @@ def _registry():
 def _cell(tmp_path, reg, text):
     path = tmp_path / "s.yaml"
     path.write_text(text.replace("seeds: 2", "seeds: 1"))
-    return expand(load_suite(path), reg)[0]
+    return Study(load_suite(path), reg).cells[0]
 
 
 def test_a_loss_spike_that_recovers_still_ends_the_cell_as_diverged(tmp_path):

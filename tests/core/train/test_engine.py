@@ -5,8 +5,9 @@ import math
 import pytest
 import torch
 
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 from tests.core.suite_text import small_suite
 
@@ -15,7 +16,7 @@ from tests.core.suite_text import small_suite
 def cells(tmp_path):
     path = tmp_path / "small.yaml"
     path.write_text(small_suite(steps=20))
-    return expand(load_suite(path), registry())
+    return Study(load_suite(path), registry()).cells
 
 
 def test_same_cell_twice_gives_identical_numbers(cells):
@@ -46,7 +47,7 @@ def test_a_cell_without_typed_specs_fails_with_a_clear_error(cells):
 
 def test_cells_differ_by_seed_and_ids_are_stable(cells, tmp_path):
     assert len(cells) == 4 and len({c.id for c in cells}) == 4
-    again = expand(load_suite(tmp_path / "small.yaml"), registry())
+    again = Study(load_suite(tmp_path / "small.yaml"), registry()).cells
     assert [c.id for c in again] == [c.id for c in cells]
     a, b = run_cell(cells[0]), run_cell(cells[1])
     assert cells[0].varied["trial_seed"] != cells[1].varied["trial_seed"]
@@ -57,7 +58,7 @@ def test_lockstep_arms_train_identically_when_specs_match(tmp_path):
     text = small_suite(steps=12).replace("grid:\n  optimizer.lr: [0.05, 0.1]\n", "")
     text += "arms:\n  a: {}\n  b: {}\n"
     (tmp_path / "arms.yaml").write_text(text)
-    cell = expand(load_suite(tmp_path / "arms.yaml"), registry())[0]
+    cell = Study(load_suite(tmp_path / "arms.yaml"), registry()).cells[0]
     result = run_cell(cell)
     assert result.status == "complete", result.traceback
     # identical initial weights, batches and views -> identical trajectories, step for step
@@ -71,7 +72,7 @@ def test_divergence_ends_the_cell_with_its_step(tmp_path):
     text = small_suite(steps=40, lrs=(1e12,)).replace("device: cpu}",
                                                       "device: cpu, max_loss_ratio: null}")
     (tmp_path / "d.yaml").write_text(text)  # only the non-finite rule
-    cell = expand(load_suite(tmp_path / "d.yaml"), registry())[0]
+    cell = Study(load_suite(tmp_path / "d.yaml"), registry()).cells[0]
     result = run_cell(cell)
     assert result.status == "diverged"
     assert result.error.startswith("non-finite loss ")
@@ -88,7 +89,7 @@ def test_global_rng_untouched_by_metric_schedule(tmp_path):
     cells = []
     for name, text in (("plain", plain), ("busy", busy)):
         (tmp_path / f"{name}.yaml").write_text(text)
-        cells.append(expand(load_suite(tmp_path / f"{name}.yaml"), registry())[0])
+        cells.append(Study(load_suite(tmp_path / f"{name}.yaml"), registry()).cells[0])
     same_seed = dataclasses.replace(cells[1], id=cells[0].id)
     results = [run_cell(cells[0]), run_cell(same_seed)]
     losses = [[v for _, m, _, v in r.series if m == "loss.train"] for r in results]
@@ -106,7 +107,7 @@ def test_fast_path_options_train_on_cpu(tmp_path):
     text = small_suite(steps=40, lrs=(0.1,)).replace(
         "device: cpu}", "device: cpu, precision: bf16, compile: true, channels_last: true}")
     (tmp_path / "fast.yaml").write_text(text)
-    result = run_cell(expand(load_suite(tmp_path / "fast.yaml"), registry())[0])
+    result = run_cell(Study(load_suite(tmp_path / "fast.yaml"), registry()).cells[0])
     assert result.status == "complete", result.traceback
     losses = _losses(result)
     assert all(math.isfinite(v) for v in losses) and losses[-1] < losses[0]
@@ -118,8 +119,8 @@ def test_cuda_run_matches_cpu(tmp_path):
     (tmp_path / "cpu.yaml").write_text(small_suite(steps=20, lrs=(0.1,)))
     (tmp_path / "gpu.yaml").write_text(small_suite(steps=20, lrs=(0.1,))
                                        .replace("device: cpu", "device: cuda"))
-    cpu = expand(load_suite(tmp_path / "cpu.yaml"), registry())[0]
-    gpu = dataclasses.replace(expand(load_suite(tmp_path / "gpu.yaml"), registry())[0],
+    cpu = Study(load_suite(tmp_path / "cpu.yaml"), registry()).cells[0]
+    gpu = dataclasses.replace(Study(load_suite(tmp_path / "gpu.yaml"), registry()).cells[0],
                               id=cpu.id)  # same seed
     a, b = run_cell(cpu), run_cell(gpu)
     assert b.status == "complete" and b.device.startswith("cuda")
@@ -149,8 +150,8 @@ def test_tf32_trains_like_fp32_on_the_cpu_and_metrics_run_in_full_precision(tmp_
     (tmp_path / "fp32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)))
     (tmp_path / "tf32.yaml").write_text(small_suite(steps=20, lrs=(0.1,)).replace(
         "device: cpu}", "device: cpu, precision: tf32}"))
-    fp32 = expand(load_suite(tmp_path / "fp32.yaml"), registry())[0]
-    tf32 = dataclasses.replace(expand(load_suite(tmp_path / "tf32.yaml"), registry())[0],
+    fp32 = Study(load_suite(tmp_path / "fp32.yaml"), registry()).cells[0]
+    tf32 = dataclasses.replace(Study(load_suite(tmp_path / "tf32.yaml"), registry()).cells[0],
                                id=fp32.id)
     a = run_cell(fp32)
     assert {s for s in seen} == {("ieee", "ieee", False)}  # fp32 steps: torch's defaults

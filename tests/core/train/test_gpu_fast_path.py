@@ -16,9 +16,10 @@ import pytest
 import torch
 from geobench_mirror import MirrorDescent, maps
 
-from geobench.contract.api import Arm, BuildContext
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.contract.interfaces import Arm, BuildContext
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 from geobench.train.loader import batches
 
@@ -47,7 +48,7 @@ TOLERANCE = {"precision: bf16": 5e-2, "precision: tf32": 2e-2, "compile: true": 
 def _losses(folder, options: str, like=None) -> tuple[list[float], object]:
     path = folder / "fast.yaml"
     path.write_text(SIMCLR.replace("OPTIONS", options))
-    cell = expand(load_suite(path), registry())[0]
+    cell = Study(load_suite(path), registry()).cells[0]
     if like is not None:
         cell = dataclasses.replace(cell, id=like.id)
     result = run_cell(cell)

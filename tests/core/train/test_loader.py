@@ -5,7 +5,7 @@ import hashlib
 import numpy as np
 import torch
 
-from geobench.contract.api import Data
+from geobench.contract.interfaces import Data
 from geobench.train.loader import batch_hash, batches, steps_per_epoch
 
 

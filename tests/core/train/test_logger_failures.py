@@ -13,10 +13,11 @@ import pytest
 
 from geobench.cli import main
 from geobench.components.loggers.tensorboard import TensorBoardParams
-from geobench.contract.plugins import load_registry
+from geobench.contract.manager import load_registry
 from geobench.contract.registry import EmptyParams, Entry
 from geobench.contract.spec import Component
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 from tests.conftest import start_cli
 from tests.core.components.test_loggers import _cells, _hparams_sessions
@@ -51,7 +52,7 @@ def _broken_run(tmp_path: Path, fails: str, calls: list[str]):
     reg.add(Entry("loggers", "broken", lambda p, ctx: _Broken(fails, calls), EmptyParams,
                   "raises"))
     (tmp_path / "s.yaml").write_text(small_suite(steps=25, lrs=(0.1,)))
-    cells = expand(load_suite(tmp_path / "s.yaml"), reg, "smoke")
+    cells = Study(load_suite(tmp_path / "s.yaml"), reg, "smoke").cells
     results = [run_cell(c, reg, loggers=(Component("broken", EmptyParams()),),
                         log_dir=tmp_path) for c in cells]
     return cells, results, reg
@@ -101,7 +102,7 @@ def test_a_run_stopped_while_loggers_start_finishes_those_started(tmp_path, caps
     reg.add(Entry("loggers", "second", lambda p, ctx: Stopping("finish", second), EmptyParams,
                   ""))
     (tmp_path / "s.yaml").write_text(small_suite(steps=25, lrs=(0.1,)))
-    cell = expand(load_suite(tmp_path / "s.yaml"), reg, "smoke")[0]
+    cell = Study(load_suite(tmp_path / "s.yaml"), reg, "smoke").cells[0]
     with pytest.raises(KeyboardInterrupt):
         run_cell(cell, reg, loggers=(Component("first", EmptyParams()),
                                      Component("second", EmptyParams())), log_dir=tmp_path)

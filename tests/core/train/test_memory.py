@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from geobench.contract.api import Objective
-from geobench.contract.plugins import load_registry
+from geobench.contract.interfaces import Objective
+from geobench.contract.manager import load_registry
 from geobench.contract.registry import EmptyParams, Entry
-from geobench.suite import expand, load_suite
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.engine import run_cell
 from tests.core.suite_text import small_suite
 
@@ -35,7 +36,7 @@ def test_a_cells_peak_is_what_it_held_while_it_ran(tmp_path):
     text = small_suite(steps=3, lrs=(0.1,)).replace("seeds: 2", "seeds: 1")
     (tmp_path / "plain.yaml").write_text(text)
     (tmp_path / "hungry.yaml").write_text(text.replace("{name: toy_ce}", "{name: hungry}"))
-    plain, hungry = (expand(load_suite(tmp_path / f"{n}.yaml"), reg)[0]
+    plain, hungry = (Study(load_suite(tmp_path / f"{n}.yaml"), reg).cells[0]
                      for n in ("plain", "hungry"))
     first = run_cell(plain, reg).peak_mb
     big = np.ones(600 * MB // 8)  # held before the cell, freed before it starts

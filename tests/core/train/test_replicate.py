@@ -2,9 +2,10 @@
 
 import torch
 
-from geobench.contract.api import BuildContext
-from geobench.contract.plugins import registry
-from geobench.suite import expand, load_suite
+from geobench.contract.interfaces import BuildContext
+from geobench.contract.manager import registry
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.train.arm_run import ArmRun as _ArmRun
 from geobench.train.engine import run_cell
 from geobench.train.loader import batches
@@ -16,7 +17,7 @@ from tests.core.suite_text import small_suite
 def _cell(tmp_path, arms: str, name: str = "r.yaml"):
     text = small_suite(steps=12).replace("grid:\n  optimizer.lr: [0.05, 0.1]\n", "")
     (tmp_path / name).write_text(text + "arms:\n" + arms)
-    return expand(load_suite(tmp_path / name), registry())[0]
+    return Study(load_suite(tmp_path / name), registry()).cells[0]
 
 
 def _series(result, arm):

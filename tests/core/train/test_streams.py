@@ -12,10 +12,11 @@ import hashlib
 
 import torch
 
-from geobench.contract.api import Metric, MetricParams
-from geobench.contract.hookspecs import hookimpl
-from geobench.contract.plugins import load_registry, registry
-from geobench.suite import expand, load_suite
+from geobench.contract.hooks import hookimpl
+from geobench.contract.interfaces import Metric, MetricParams
+from geobench.contract.manager import load_registry, registry
+from geobench.study import Study
+from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
 from geobench.train.engine import run_cell
 
@@ -47,7 +48,7 @@ def _cells(tmp_path, name="s.yaml", metrics=(EVAL, NCCC), activations=("relu", "
     for old, new in replace.items():
         text = text.replace(old, new)
     (tmp_path / name).write_text(text)
-    return expand(load_suite(tmp_path / name), reg or registry())
+    return Study(load_suite(tmp_path / name), reg or registry()).cells
 
 
 def _by_key(cells):
@@ -83,7 +84,7 @@ def test_renaming_editing_and_growing_the_suite_changes_no_number(tmp_path):
         tmp_path, "after.yaml", activations=("relu", "silu", "gelu"),
         **{"name: streams": "name: renamed",
            "description: paired-seed checks": "description: another text\n"
-           "claims:\n  - {id: c, statement: s, metric: loss.train, expect: '< 9'}\n"
+           "claims:\n  - {id: c, statement: s, metric: loss.train, expect: '< 9', kind: sanity}\n"
            "leaderboard: {metrics: [{key: loss.train}]}"}))
     assert set(before) < set(after)
     for key in [("relu", 3), ("gelu", 7)]:

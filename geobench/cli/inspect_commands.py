@@ -13,8 +13,9 @@ from tabulate import tabulate
 from geobench.cli import options
 from geobench.cli.command import Command
 from geobench.contract.errors import RegistryError, did_you_mean
-from geobench.contract.hookspecs import KINDS
+from geobench.contract.hooks import KINDS
 from geobench.records import Status
+from geobench.study.arguments import open_study, overrides, suite_options
 
 
 def _list_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,7 +24,7 @@ def _list_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def list_components(args: argparse.Namespace) -> int:
-    from geobench.contract.plugins import registry
+    from geobench.contract.manager import registry
 
     reg = registry()
     if args.kind and args.kind not in KINDS:
@@ -51,13 +52,14 @@ def list_components(args: argparse.Namespace) -> int:
 
 
 def _suite_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p, store=False)
+    suite_options(p, store=False)
 
 
 def show(args: argparse.Namespace) -> int:
     from geobench.run.estimate import cost_lines
 
-    loaded, cells = options.cells_of(args)
+    study = open_study(args)
+    loaded, cells = study.loaded, study.cells
     varied = list(dict.fromkeys(k for c in cells for k in c.varied))
     print(f"{loaded.suite.name} [{args.profile}]: {len(cells)} cells, arms: "
           f"{', '.join(cells[0].arms) if cells else '-'}")
@@ -68,13 +70,13 @@ def show(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    _, cells = options.cells_of(args)
+    cells = open_study(args).cells
     print(f"{args.suite}: valid ({len(cells)} cells in profile {args.profile!r})")
     return 0
 
 
 def _preflight_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p, store=False)
+    suite_options(p, store=False)
     p.add_argument("--steps", type=options.count, default=2, help="steps per design point (2)")
     p.add_argument("--batch", type=options.count, help="cap data.batch_size at this")
     p.add_argument("--samples", type=options.count, help="cap data.n_train and data.n_test at "
@@ -89,17 +91,17 @@ def _preflight_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def preflight(args: argparse.Namespace) -> int:
-    from geobench.contract.plugins import registry
     from geobench.run.preflight import HEADERS, Shortening, design_points
     from geobench.run.preflight import preflight as run_points
 
-    _, cells = options.cells_of(args)
-    data = options.overrides("--data", args.data)
-    metrics = options.overrides("--metric", args.metric)
+    study = open_study(args)
+    cells = study.cells
+    data = overrides("--data", args.data)
+    metrics = overrides("--metric", args.metric)
     how = Shortening(args.steps, args.batch, args.samples, args.device, data, metrics)
     print(f"{args.suite} [{args.profile}]: {len(design_points(cells))} design points of "
           f"{len(cells)} cells, {args.steps} steps each", flush=True)
-    runs = run_points(cells, registry(), how, lambda run: print(
+    runs = run_points(cells, study.registry, how, lambda run: print(
         f"  {run.result.status.value}: {run.label()}", flush=True))
     print(tabulate([run.row() for run in runs], headers=HEADERS, tablefmt="github"))
     failed = [run for run in runs if run.result.status != Status.COMPLETE]
@@ -113,8 +115,8 @@ def _plugins_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def plugins(args: argparse.Namespace) -> int:
-    from geobench.contract.plugins import plugins as loaded
-    from geobench.contract.plugins import registry
+    from geobench.contract.manager import plugins as loaded
+    from geobench.contract.manager import registry
 
     registry()  # a plugin whose components fail to register is dropped (with a warning)
     for info in loaded().info.values():

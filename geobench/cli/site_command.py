@@ -40,9 +40,9 @@ def site(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     if args.store:
-        from geobench.contract.plugins import registry
+        from geobench.contract.manager import registry
         from geobench.run.store import StoreError
-        from geobench.site.publish import publish_store
+        from geobench.site.store_pages import publish_store
 
         if not Path(args.store).is_file():
             raise StoreError(f"--store {args.store}: no such store")

@@ -8,8 +8,9 @@ import io
 import os
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from geobench.claims.forest import forest_png, format_effect, marks
 from geobench.claims.forms import form_of
@@ -18,28 +19,8 @@ from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 from geobench.publish.markdown import markdown_table
 from geobench.suite.schema import Claim
 
-
-@dataclass
-class PaperFamily:
-    """Holm's family over a paper's suites in one profile (``report.context``): the paper,
-    the suites whose claims entered it (stored cells in the profile), those of the paper
-    without any, and how many claims it tests."""
-
-    paper: str
-    suites: list[str] = field(default_factory=list)
-    not_run: list[str] = field(default_factory=list)
-    size: int = 0
-
-    def note(self, verdicts: list[Verdict]) -> str:
-        """The line under the table: the family and this suite's counts in it."""
-        mine = [v.verdict_paper for v in verdicts if v.counted]
-        missing = f"; not run in this profile: {', '.join(self.not_run)}" if self.not_run \
-            else ""
-        return (f"**Holm over {self.paper}** (family-wise α = 0.05 over the {self.size} "
-                f"pre-registered claims tested in this profile by "
-                f"{', '.join(self.suites)}{missing}): this suite's "
-                f"{_counts([v or '' for v in mine])}. Quote this column for the paper "
-                "(docs/claims.md, \"Families\").")
+if TYPE_CHECKING:
+    from geobench.claims.family import PaperFamily
 
 
 TESTED_WIDTH = 80
@@ -238,9 +219,10 @@ def summary_line(verdicts: list[Verdict]) -> str:
 
     family = sum(v.p_value is not None for v in pre)
     noun = "claim" if len(pre) == 1 else "claims"
-    line = (f"**Pre-registered: {len(pre)} {noun}** — raw: {_counts([v.verdict for v in pre])}; "
+    line = (f"**Pre-registered: {len(pre)} {noun}** — raw: "
+            f"{counts_text([v.verdict for v in pre])}; "
             f"Holm (family-wise α = 0.05 over the {family} tested): "
-            f"{_counts([v.verdict_holm or '' for v in pre])}.")
+            f"{counts_text([v.verdict_holm or '' for v in pre])}.")
     if post:
         line += f" **Post hoc: {len(post)}** (outside the family): " + ", ".join(
             f"`{v.claim.id}` {v.verdict}" for v in post) + "."
@@ -250,7 +232,9 @@ def summary_line(verdicts: list[Verdict]) -> str:
     return line
 
 
-def _counts(found: list[str]) -> str:
+def counts_text(found: list[str]) -> str:
+    """``3 holds / 1 fails / 0 inconclusive / 0 insufficient`` (and ``not in this profile``
+    where some are)."""
     tally = Counter(found)
     shown = OUTCOMES + ((NOT_IN_PROFILE,) if tally[NOT_IN_PROFILE] else ())
     return " / ".join(f"{tally[o]} {o}" for o in shown)

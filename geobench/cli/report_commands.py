@@ -9,12 +9,12 @@ import sys
 
 from tabulate import tabulate
 
-from geobench.cli import options
 from geobench.cli.command import Command
+from geobench.study.arguments import open_study, suite_options
 
 
 def _results_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p)
+    suite_options(p)
     form = p.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
     form.add_argument("--csv", action="store_true",
@@ -31,7 +31,7 @@ def results(args: argparse.Namespace) -> int:
         print("geobench results: --series goes with --csv (every series point as CSV)",
               file=sys.stderr)
         return 2
-    _, cells = options.cells_of(args)
+    cells = open_study(args).cells
     if args.csv:  # read only: a store that is not there is an error, not a new file
         write_csv(cells_rows(args.store, cells, args.series), sys.stdout)
         return 0
@@ -55,30 +55,20 @@ def _status_text(record: dict) -> str:
 
 
 def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p)
+    suite_options(p)
     p.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
                                  "(default: leaderboards/<suite>.md in the store's folder)")
 
 
 def leaderboard(args: argparse.Namespace) -> int:
-    from geobench.contract.plugins import registry
-    from geobench.report.leaderboard import render
-    from geobench.report.paths import leaderboard_path
-    from geobench.run.store import Store
+    from geobench.report.leaderboard import publish
 
-    loaded, cells = options.cells_of(args)
-    out = leaderboard_path(loaded, args.profile, args.store, args.out)
-    store = Store(args.store, read_only=True)
-    try:
-        render(loaded, cells, store, out, registry())
-    finally:
-        store.close()
-    print(f"wrote {out}")
+    print(f"wrote {publish(open_study(args), args.store, args.out)}")
     return 0
 
 
 def _claims_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p)
+    suite_options(p)
     p.add_argument("--json", action="store_true", help="JSON lines, one object per claim")
     p.add_argument("--units", action="store_true",
                    help="every unit of every claim and part: the values that entered its "
@@ -108,37 +98,39 @@ def _refused(args: argparse.Namespace) -> str:
 
 
 def claims(args: argparse.Namespace) -> int:
-    from geobench.claims import StoredValues, evaluate
-    from geobench.claims.table import UNIT_COLUMNS, beside_table, claims_table, unit_rows, units_csv
+    from geobench.claims.claims_table import (
+        UNIT_COLUMNS,
+        beside_table,
+        claims_table,
+        unit_rows,
+        units_csv,
+    )
     from geobench.claims.terminal import terminal_table
-    from geobench.contract.plugins import registry
-    from geobench.report.context import apply_paper_holm, apply_scales
     from geobench.run.store import Store
-    from geobench.suite.seeds import confirming, decided_cells
 
     refused = _refused(args)
     if refused:
         print(f"geobench claims: {refused}", file=sys.stderr)
         return 2
-    loaded, cells = options.cells_of(args)
-    if not loaded.suite.claims:
+    study = open_study(args)
+    if not study.loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
-    profiles = [(args.profile, decided_cells(loaded, args.profile, cells, args.seeds))] + (
-        [(args.beside, decided_cells(loaded, args.beside, options.expand_args(
-            args, loaded, args.beside), args.seeds))] if args.beside else [])
+    beside_study = study.at(args.beside) if args.beside else None
+    for chosen in filter(None, (study, beside_study)):
+        chosen.decided_cells(args.seeds)  # a seed set the profile lacks: refused here
     store = Store(args.store, read_only=True)
     try:
-        verdicts, *beside = [evaluate(loaded, c, StoredValues(store, c), registry(),
-                                      confirming(loaded, p, args.seeds)) for p, c in profiles]
         family = None
-        if args.seeds is None and not args.beside:  # the verdicts a page publishes
-            family = apply_paper_holm(loaded, args.profile, verdicts, store, registry())
-            apply_scales(loaded, args.profile, verdicts, store, registry())
+        if args.seeds is None and beside_study is None:  # the verdicts a page publishes
+            verdicts, family = study.published_verdicts(store)
+        else:
+            verdicts = study.verdicts(store, args.seeds)
+        beside = beside_study.verdicts(store, args.seeds) if beside_study else []
     finally:
         store.close()
     if args.beside:
-        print(beside_table({args.beside: beside[0], args.profile: verdicts}), end="")
+        print(beside_table({args.beside: beside, args.profile: verdicts}), end="")
     elif args.units and args.csv:
         print(units_csv(verdicts), end="")
     elif args.units:

@@ -2,7 +2,8 @@
 names, its metric measured in every profile with a field the metric declares, a rate that
 data can decide, every ``where`` able to match, the form's own keys, a profile that holds a
 unit of every part, and in every profile enough trial seeds to decide it (``power``).
-``expand_checked`` is the suite's cells with its claims checked: what every command reads.
+``checked_profiles`` is every profile's cells with the claims checked
+(``geobench.study.Study`` reads it once per command).
 Each problem is one line through ``loaded.fail``."""
 
 from __future__ import annotations
@@ -12,29 +13,15 @@ from typing import Any
 from geobench.claims.forms import form_of
 from geobench.claims.power import profile_powers
 from geobench.claims.select import selected_cells
-from geobench.contract.params import FieldDoc
+from geobench.contract.param_models import FieldDoc
 from geobench.contract.registry import Registry
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
 from geobench.suite import CELL_LIMIT, LoadedSuite
 from geobench.suite.checks import check_key, check_result_key, measured
-from geobench.suite.expand import check_profile, profile_cells, validate_suite
+from geobench.suite.expand import validate_suite
 from geobench.suite.filters import Checking, check_where
 from geobench.suite.load import Loc
 from geobench.suite.schema import Claim
-
-
-def expand_checked(loaded: LoadedSuite, registry: Registry, profile: str = "smoke",
-                   overrides: dict[str, Any] | None = None, cell_limit: int = CELL_LIMIT,
-                   only: dict[str, list[Any]] | None = None) -> list[Cell]:
-    """``profile``'s cells (``geobench.suite.expand``: the whole suite validated first),
-    with the claims checked on every profile's cells, and their metrics on the cells
-    returned when ``overrides`` or ``only`` change them."""
-    check_profile(loaded, profile)
-    profiles = checked_profiles(loaded, registry, cell_limit)
-    cells = profile_cells(loaded, registry, profiles, profile, overrides, cell_limit, only)
-    if overrides or only:
-        check_claim_metrics(loaded, registry, cells, profile)
-    return cells
 
 
 def checked_profiles(loaded: LoadedSuite, registry: Registry,

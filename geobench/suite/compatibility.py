@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from geobench.contract.needs import Values, gives_of, needs_of
-from geobench.contract.params import nested_kinds, nested_specs
+from geobench.contract.param_models import nested_kinds, nested_specs
 from geobench.contract.registry import Registry
 from geobench.contract.spec import COMPONENT_KINDS, ArmSpec, Component
 from geobench.suite.load import Loc

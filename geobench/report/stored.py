@@ -17,6 +17,7 @@ from geobench.records import Cell, Status, label_status, parse_metric_key
 from geobench.report.paths import stem
 from geobench.report.tables import row_keys
 from geobench.run.store import Store
+from geobench.study import Study
 from geobench.suite import LoadedSuite
 
 SeriesRow = tuple[str, str, str, int, float]  # (cell, arm, metric, step, value)
@@ -67,12 +68,10 @@ class StoredSuite:
         return out
 
 
-def stored_suite(loaded: LoadedSuite, profile: str, cells: list[Cell], store: str | Path,
-                 series: Iterable[str] = ()) -> StoredSuite:
-    """The stored rows of ``cells`` (``profile``'s, expanded) and their ``series``
-    (``<metric>.<field>`` names), read from ``store``, which is closed before this
-    returns."""
-    ids = [c.id for c in cells]
+def stored_suite(study: Study, store: str | Path, series: Iterable[str] = ()) -> StoredSuite:
+    """The stored rows of ``study``'s cells and their ``series`` (``<metric>.<field>``
+    names), read from ``store``, which is closed before this returns."""
+    ids = [c.id for c in study.cells]
     opened = Store(store, read_only=True)
     try:
         rows = opened.cells(ids)
@@ -81,4 +80,4 @@ def stored_suite(loaded: LoadedSuite, profile: str, cells: list[Cell], store: st
                          for row in opened.series(found, name)), key=lambda r: r[3])
     finally:
         opened.close()
-    return StoredSuite(loaded, profile, cells, rows, points)
+    return StoredSuite(study.loaded, study.profile, study.cells, rows, points)

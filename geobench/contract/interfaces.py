@@ -14,7 +14,7 @@ objectives     ``Objective`` (an ``nn.Module``; may own parameters: predictor, c
 optimizers     ``torch.optim.Optimizer`` over ``ctx.model`` (the whole ``Arm``)
 mirror_maps    ``MirrorMap``: a separable potential R and its conjugate Q = R*
 metrics        ``Metric``
-executors      ``Executor``
+executors      ``Executor`` (a subclass)
 inits          ``Init``: ``init(arm, data)`` modifies the freshly built arm in place
 loggers        ``Logger``: receives each cell's metric series while it trains
 =============  ==========================================================================
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import torch
 from torch import Tensor, nn
 
-from geobench.contract.params import (
+from geobench.contract.param_models import (
     DataParams,
     Direction,
     EmptyParams,
@@ -264,10 +264,33 @@ class Init(Protocol):
     def __call__(self, arm: Arm, data: Data) -> None: ...
 
 
-class Executor(Protocol):
-    """Runs ``fn`` on each item, yielding ``(item, result)`` as results arrive."""
+class Executor(abc.ABC):
+    """Runs a run's cells: ``map(fn, items)`` calls ``fn`` on each item and yields ``(item,
+    result)`` as results arrive (the result is the exception when the executor lost the
+    task). Everything else ``geobench run`` reads of an executor, with its default:
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]: ...
+    - ``in_process``: ``fn`` runs in this process, so the run shows the running cell's
+      steps (False).
+    - ``tasks_hold_leases``: its tasks may outlive the run (a scheduler's job array);
+      ``map`` then also takes ``lease=`` (a ``run.leases.TaskLease`` each task takes its
+      cell over with) and ``fresh=`` (a rerun: results earlier tasks left are not used)
+      (False).
+    - ``fit_memory(peak_mb, available_mb)``: an executor that starts workers here starts
+      no more than ``available_mb`` holds at a cell's calibrated ``peak_mb``, and returns
+      the line saying so (None: nothing to fit).
+    """
+
+    in_process: ClassVar[bool] = False
+    tasks_hold_leases: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any],
+            **task: Any) -> Iterator[tuple[Any, Any]]:
+        """``(item, fn(item))`` for each item, as results arrive."""
+
+    def fit_memory(self, peak_mb: float, available_mb: float) -> str | None:
+        """The line to print once workers are fitted to memory (None: nothing to fit)."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -314,65 +337,6 @@ class Logger(abc.ABC):
         ``start`` or ``log`` raised."""
 
 
-class MirrorMap(abc.ABC):
-    """A separable, strictly convex potential R and its convex conjugate Q = R*.
-
-    The four functions act elementwise on a tensor of parameters (sums over elements are
-    the caller's); ``grad_Q`` inverts ``grad_R``, so mirror descent reads
-    ``θ⁺ = grad_Q(grad_R(θ) − η g)``.  ``alpha`` is the degree of the horizon function
-    φ_α(θ) = lim_{η→0} η (α Σ Q(∇R(θ/η)))^{1/α} and ``horizon`` its closed form where
-    known (metrics take the limit numerically without it).  A plugin registers a subclass
-    under the ``mirror_maps`` kind; ``mirror_descent`` (paper P2's plugin) builds it by name.
-    """
-
-    name: ClassVar[str] = "mirror_map"
-    alpha: float | None = None
-
-    @abc.abstractmethod
-    def R(self, theta: Tensor) -> Tensor:
-        """Potential R(θ), elementwise."""
-
-    @abc.abstractmethod
-    def grad_R(self, theta: Tensor) -> Tensor:
-        """∇R(θ): primal -> dual, elementwise."""
-
-    @abc.abstractmethod
-    def grad_Q(self, u: Tensor) -> Tensor:
-        """∇Q(u) = (∇R)^{-1}(u): dual -> primal, elementwise."""
-
-    @abc.abstractmethod
-    def Q(self, u: Tensor) -> Tensor:
-        """Convex conjugate Q(u) = sup_θ θu − R(θ), elementwise."""
-
-    def grad_Q_into(self, u: Tensor, out: Tensor) -> Tensor:
-        """Write ∇Q(u) into ``out`` (same shape, dtype and device, not overlapping u).
-
-        ``MirrorDescent`` calls it on chunks of its dual buffer with ``out`` the parameters'
-        memory (``compile=True`` fuses ``grad_Q`` instead).  The default copies
-        ``grad_Q(u)``; the built-in maps override it with arithmetic done in place (at most
-        one temporary the size of u), in a form chosen for few elementwise passes that may
-        differ from ``grad_Q``'s by a few ulp.
-        """
-        return out.copy_(self.grad_Q(u))
-
-    def horizon(self, theta: Tensor) -> Tensor:
-        """Closed-form horizon φ_α(θ) of the whole tensor (a scalar)."""
-        raise NotImplementedError(f"mirror map {self!r} has no closed-form horizon")
-
-    def _params(self) -> dict[str, float]:
-        return {}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
-        return f"{self.name}({args})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and repr(other) == repr(self)
-
-    def __hash__(self) -> int:
-        return hash(repr(self))
-
-
 Factory = Callable[[Any, BuildContext], Any]
 
 
@@ -383,5 +347,5 @@ def trainable(model: nn.Module) -> list[tuple[str, Tensor]]:
 
 __all__ = ["Arm", "Augmentation", "Batch", "BuildContext", "Data", "DataParams", "Direction",
            "EmptyParams", "Executor", "Factory", "FieldDoc", "Init", "LogRun", "Logger",
-           "Metric", "MetricContext", "MetricParams", "MirrorMap", "Nested", "Objective",
+           "Metric", "MetricContext", "MetricParams", "Nested", "Objective",
            "Params", "StepEvent", "host_to_device", "trainable"]

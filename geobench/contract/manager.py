@@ -22,9 +22,9 @@ from importlib.metadata import PackageNotFoundError, entry_points, version
 
 import pluggy
 
-from geobench.contract import hookspecs
+from geobench.contract import hooks
 from geobench.contract.errors import RegistryError, did_you_mean
-from geobench.contract.hookspecs import HOOKS, KINDS
+from geobench.contract.hooks import HOOKS, KINDS
 from geobench.contract.registry import EmptyParams, Entry, Registry
 
 GROUP = "geobench"
@@ -50,7 +50,7 @@ class Plugins:
 
     def __init__(self, extra_plugins: tuple[object, ...] = ()) -> None:
         self.pm = pluggy.PluginManager(GROUP)
-        self.pm.add_hookspecs(hookspecs.Specs)
+        self.pm.add_hookspecs(hooks.Specs)
         self.info: dict[str, PluginInfo] = {}
         for name, module in BUILTINS.items():
             self._add(import_module(module), name, "geobench", _version("geobench"))

@@ -7,13 +7,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from geobench.claims.checks import checked_profiles
 from geobench.claims.values import StoredValues
 from geobench.contract.registry import Registry
 from geobench.report.leaderboard import render
 from geobench.report.paths import stem
 from geobench.run.store import Store
-from geobench.suite import load_suite
+from geobench.study import Study
 from geobench.suite.yamlio import SuiteError
 
 
@@ -26,13 +25,12 @@ def publish_store(store_path: str, suites: Path, folder: Path, registry: Registr
     written = 0
     try:
         for path in sorted(suites.glob("*.yaml")):
-            loaded = load_suite(path)
-            for profile, cells in checked_profiles(loaded, registry).items():
-                if not StoredValues(store, cells).rows:
+            for study in Study.open(path, registry=registry).each_profile():
+                if not StoredValues(store, study.cells).rows:
                     continue
-                out = folder / f"{stem(loaded.suite.name, profile)}.md"
-                print(f"publishing {loaded.suite.name} · {profile}", file=sys.stderr)
-                render(loaded, cells, store, out, registry)
+                out = folder / f"{stem(study.name, study.profile)}.md"
+                print(f"publishing {study.name} · {study.profile}", file=sys.stderr)
+                render(study, store, out)
                 written += 1
     finally:
         store.close()

@@ -11,8 +11,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from geobench.claims.claims_table import (
+    Section,
+    format_p,
+    holm_text,
+    n_text,
+    part_text,
+)
+from geobench.claims.family import PaperFamily
 from geobench.claims.forest import forest_points, format_effect, standardised
-from geobench.claims.table import PaperFamily, Section, format_p, holm_text, n_text, part_text
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict
 from geobench.records import Cell, Status

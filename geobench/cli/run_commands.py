@@ -12,6 +12,7 @@ from geobench.cli import options
 from geobench.cli.command import Command
 from geobench.records import DEFAULT_THREADS, Status
 from geobench.run.leases import LEASE_TIMEOUT_S
+from geobench.study.arguments import open_study, suite_options
 from geobench.suite.seeds import SEED_SETS
 
 RUN_STATUSES = (Status.COMPLETE, Status.DIVERGED, Status.FAILED)
@@ -28,7 +29,7 @@ EXECUTOR_FLAGS = [
 
 
 def _run_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p)
+    suite_options(p)
     p.add_argument("--executor", help="registered executor: local, pool, ray, slurm, ... "
                                       "(default: the suite's, else local)")
     for flag, kind, text in EXECUTOR_FLAGS:
@@ -69,28 +70,25 @@ def _terminated(signum: int, frame: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from geobench.cli.report import leaderboard
     from geobench.publish.output import check_writable
+    from geobench.report.leaderboard import publish
     from geobench.report.paths import leaderboard_path
     from geobench.run.runner import RunOptions, run_suite
-    from geobench.suite import load_suite
 
+    study = open_study(args)
     if not args.no_leaderboard:  # before any cell trains: a bad --out costs no run
-        check_writable(leaderboard_path(load_suite(args.suite), args.profile, args.store,
-                                        args.out))
+        check_writable(leaderboard_path(study.loaded, args.profile, args.store, args.out))
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
     run_options = RunOptions(
-        profile=args.profile, store=args.store, overrides=options.overrides("--set", args.set),
-        only=options.pairs("--only", args.only),
-        executor=args.executor, executor_options=executor_options,
+        store=args.store, executor=args.executor, executor_options=executor_options,
         rerun=args.rerun or ("diverged" if args.rerun_diverged else False),
-        max_cells=args.max_cells, cell_limit=options.cell_limit(args),
-        lease_timeout=args.lease_timeout, loggers=tuple(args.logger),
-        log_dir=args.log_dir, threads=args.threads, seeds=args.seeds, quiet=args.quiet)
+        max_cells=args.max_cells, lease_timeout=args.lease_timeout,
+        loggers=tuple(args.logger), log_dir=args.log_dir, threads=args.threads,
+        seeds=args.seeds, quiet=args.quiet)
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        summary = run_suite(args.suite, run_options)
+        summary = run_suite(study, run_options)
     finally:
         signal.signal(signal.SIGTERM, previous)
     ran = sum(summary.statuses.values())
@@ -100,12 +98,12 @@ def run(args: argparse.Namespace) -> int:
           f"({counts}){elsewhere}")
     code = 1 if summary.statuses[Status.FAILED] else 0  # diverged is a result, not an error
     if not args.no_leaderboard:
-        return leaderboard(args) or code
+        print(f"wrote {publish(study, args.store, args.out)}")
     return code
 
 
 def _collect_arguments(p: argparse.ArgumentParser) -> None:
-    options.suite_options(p)
+    suite_options(p)
     p.add_argument("--folder", help="the jobs' folder (default: the suite's, else "
                                     "results/slurm)")
 
@@ -113,9 +111,9 @@ def _collect_arguments(p: argparse.ArgumentParser) -> None:
 def collect(args: argparse.Namespace) -> int:
     from geobench.run.executors.slurm import collect as store_results
 
-    loaded, cells = options.cells_of(args)
-    folder = args.folder or (loaded.suite.executor or {}).get("folder", "results/slurm")
-    found, done, missing = store_results(cells, args.store, folder)
+    study = open_study(args)
+    folder = args.folder or (study.loaded.suite.executor or {}).get("folder", "results/slurm")
+    found, done, missing = store_results(study.cells, args.store, folder)
     print(f"collected {found} results from {folder}; {done} were stored already, "
           f"{missing} still missing")
     return 0

@@ -1,0 +1,63 @@
+"""The options that select a study on the command line — a suite's path, ``--profile``,
+``--set``, ``--only``, ``--cell-limit`` and ``--store`` — and the ``Study`` they open.
+Every command that reads a suite, and every plugin's figure command, takes them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from geobench.records import DEFAULT_STORE
+from geobench.study.pipeline import Study
+from geobench.suite import CELL_LIMIT
+from geobench.suite.yamlio import SuiteError, parse_yaml
+
+
+def suite_options(p: argparse.ArgumentParser, store: bool = True) -> None:
+    """SUITE, ``--profile``, ``--set``, ``--only``, ``--cell-limit`` and, with ``store``,
+    ``--store``."""
+    p.add_argument("suite", help="path of the suite YAML file")
+    p.add_argument("--profile", default="smoke", help="profile to expand (default: smoke)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a run-spec key in every cell (YAML value), e.g. "
+                        "--set train.steps=200; repeatable")
+    p.add_argument("--only", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep the cells whose grid or zip key KEY takes VALUE (YAML), e.g. "
+                        "--only optimizer.lr=0.1; repeat to keep several values; the cells "
+                        "keep their ids")
+    p.add_argument("--cell-limit", type=int, default=None, metavar="N",
+                   help="refuse a profile of more than N cells (default: 10000)")
+    if store:
+        p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
+
+
+def open_study(args: argparse.Namespace) -> Study:
+    """The study ``suite_options`` select: the suite read and validated once, seen through
+    ``--profile`` under ``--set``, ``--only`` and ``--cell-limit``."""
+    return Study.open(args.suite, args.profile, overrides("--set", args.set),
+                      pairs("--only", args.only), cell_limit(args))
+
+
+def cell_limit(args: argparse.Namespace) -> int:
+    """``--cell-limit`` (at least 1), else the default limit."""
+    if args.cell_limit is None:
+        return CELL_LIMIT
+    if args.cell_limit < 1:
+        raise SuiteError(f"--cell-limit {args.cell_limit}: the limit is a count >= 1")
+    return args.cell_limit
+
+
+def overrides(flag: str, given: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` options: key -> the last YAML value given for it."""
+    return {key: values[-1] for key, values in pairs(flag, given).items()}
+
+
+def pairs(flag: str, given: list[str]) -> dict[str, list[Any]]:
+    """``KEY=VALUE`` options: key -> the YAML values given for it, in order."""
+    out: dict[str, list[Any]] = {}
+    for pair in given:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SuiteError(f"{flag} {pair}: expected KEY=VALUE, e.g. optimizer.lr=0.1")
+        out.setdefault(key, []).append(parse_yaml(value, f"{flag} {key}")[0])
+    return out
