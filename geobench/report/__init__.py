@@ -1,2 +1,2 @@
-"""Reporting: stored values read back, paired claims and their statistics, leaderboards, the
-results API and the shared read helper of figure commands."""
+"""Reporting: a study's leaderboard page and its record, the results API, a paper's claims
+across profiles, and the stored rows figure commands read."""

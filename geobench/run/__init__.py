@@ -1,2 +1,2 @@
-"""Running a suite: the runner, executors, the SQLite store and its leases, provenance and
-cost estimates."""
+"""Running a study's cells: the runner and what it shows, executors, the SQLite store and
+its leases, provenance and cost estimates."""
