@@ -116,9 +116,10 @@ def claims(args: argparse.Namespace) -> int:
     if not study.loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0
+    study.decided_cells(args.seeds)  # a seed set the profile lacks: refused before reading
     beside_study = study.at(args.beside) if args.beside else None
-    for chosen in filter(None, (study, beside_study)):
-        chosen.decided_cells(args.seeds)  # a seed set the profile lacks: refused here
+    if beside_study is not None:
+        beside_study.decided_cells(args.seeds)
     store = Store(args.store, read_only=True)
     try:
         family = None

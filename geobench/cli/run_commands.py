@@ -74,10 +74,12 @@ def run(args: argparse.Namespace) -> int:
     from geobench.report.leaderboard import publish
     from geobench.report.paths import leaderboard_path
     from geobench.run.runner import RunOptions, run_suite
+    from geobench.suite import load_suite
 
-    study = open_study(args)
+    loaded = load_suite(args.suite)
     if not args.no_leaderboard:  # before any cell trains: a bad --out costs no run
-        check_writable(leaderboard_path(study.loaded, args.profile, args.store, args.out))
+        check_writable(leaderboard_path(loaded, args.profile, args.store, args.out))
+    study = open_study(args, loaded)
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
     run_options = RunOptions(

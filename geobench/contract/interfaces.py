@@ -1,6 +1,6 @@
 """The typed contract between the core and every plugin.
 
-A plugin registers factories under a component kind (see ``hookspecs``).  Every factory
+A plugin registers factories under a component kind (see ``contract.hooks``).  Every factory
 is called as ``factory(params, ctx)`` where ``params`` is an instance of the pydantic model
 the plugin declared (``Params`` subclasses) and ``ctx`` is the ``BuildContext`` of the run
 being built.  What each kind's factory returns:
@@ -12,7 +12,7 @@ backbones      ``nn.Module`` with ``feature_dim`` (and ``homogeneity_degree`` if
 heads          ``nn.Module`` with ``out_dim``; input dim is ``ctx.feature_dim``
 objectives     ``Objective`` (an ``nn.Module``; may own parameters: predictor, classifier)
 optimizers     ``torch.optim.Optimizer`` over ``ctx.model`` (the whole ``Arm``)
-mirror_maps    ``MirrorMap``: a separable potential R and its conjugate Q = R*
+mirror_maps    ``MirrorMap`` (``contract.mirror_map``): a potential R and its conjugate R*
 metrics        ``Metric``
 executors      ``Executor`` (a subclass)
 inits          ``Init``: ``init(arm, data)`` modifies the freshly built arm in place

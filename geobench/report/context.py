@@ -1,6 +1,7 @@
 """A paper's claims across the profiles the store holds (``scale_rows``), and each claim's
 exploration verdict beside its confirmation verdict (``confirmation_rows``): the two tables
-each paper doc keeps. Each suite decides on its own seeds (``Study.verdicts``)."""
+each paper doc keeps. Each suite decides on its own seeds, its profiles read as the file
+declares them (``Study.stored_verdicts``)."""
 
 from __future__ import annotations
 

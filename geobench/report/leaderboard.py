@@ -84,7 +84,7 @@ def render(study: Study, store: Store, out: Path) -> str:
 
     check_writable(out)
     files: dict[Path, Content] = {}
-    md = f"# {loaded.suite.name} — {cells[0].profile if cells else 'smoke'} profile\n\n"
+    md = f"# {loaded.suite.name} — {study.profile} profile\n\n"
     sections = []
     if loaded.suite.claims:
         confirmed = study.has_confirmation

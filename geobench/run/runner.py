@@ -138,7 +138,7 @@ def run_suite(suite: Study | str | Path, options: RunOptions | None = None) -> R
     leased in the store before it runs, so runs sharing the store split the cells; a lease
     its owner has not renewed for ``options.lease_timeout`` seconds is taken over."""
     if options is not None and not isinstance(options, RunOptions):
-        raise TypeError(f"run_suite(path, RunOptions(...)): options is a RunOptions, not "
+        raise TypeError(f"run_suite(study, RunOptions(...)): options is a RunOptions, not "
                         f"{type(options).__name__}")
     o = options or RunOptions()
     study = suite if isinstance(suite, Study) else Study.open(suite)
@@ -203,7 +203,8 @@ def _fit_memory(runner: Executor, cells: list[Cell], quiet: bool) -> None:
     nothing to fit without one), and print the line it says."""
     path = calibration_path("cpu")
     available = available_mb()
-    if available is None or not path.exists():
+    if type(runner).fit_memory is Executor.fit_memory or available is None \
+            or not path.exists():  # starts no workers here, or nothing to fit them to
         return
     peak, _ = peak_mb(cells, Calibration.read(path))
     line = None if peak is None else runner.fit_memory(peak, available)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from geobench.contract.manager import registry as loaded_registry
 from geobench.records import DEFAULT_STORE
 from geobench.study.pipeline import Study
-from geobench.suite import CELL_LIMIT
+from geobench.suite import CELL_LIMIT, LoadedSuite, load_suite
 from geobench.suite.yamlio import SuiteError, parse_yaml
 
 
@@ -31,11 +32,13 @@ def suite_options(p: argparse.ArgumentParser, store: bool = True) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
 
 
-def open_study(args: argparse.Namespace) -> Study:
-    """The study ``suite_options`` select: the suite read and validated once, seen through
-    ``--profile`` under ``--set``, ``--only`` and ``--cell-limit``."""
-    return Study.open(args.suite, args.profile, overrides("--set", args.set),
-                      pairs("--only", args.only), cell_limit(args))
+def open_study(args: argparse.Namespace, loaded: LoadedSuite | None = None) -> Study:
+    """The study ``suite_options`` select: the suite (``loaded``, when the command read it
+    already) validated once, seen through ``--profile`` under ``--set``, ``--only`` and
+    ``--cell-limit``."""
+    loaded = loaded or load_suite(args.suite)
+    registry, changes, limit = loaded_registry(), overrides("--set", args.set), cell_limit(args)
+    return Study(loaded, registry, args.profile, changes, pairs("--only", args.only), limit)
 
 
 def cell_limit(args: argparse.Namespace) -> int:

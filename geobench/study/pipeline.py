@@ -59,14 +59,14 @@ class Study:
                    cell_limit)
 
     def at(self, profile: str) -> Study:
-        """The same study seen through ``profile`` (the same ``--set`` and ``--only``),
-        validated no further."""
+        """The same study seen through ``profile`` (the same ``--set`` and ``--only``); the
+        suite is not validated again as a whole."""
         return self if profile == self.profile else \
             self._view(profile, self.overrides, self.only)
 
     def each_profile(self) -> Iterator[Study]:
         """The suite seen through each profile as the file declares it (smoke first; no
-        ``--set`` or ``--only``), validated no further."""
+        ``--set`` or ``--only``); the suite is not validated again."""
         return (self._view(profile, None, None) for profile in self.profiles)
 
     def _view(self, profile: str, overrides: dict[str, Any] | None,
@@ -139,9 +139,9 @@ class Study:
         """The other suites of the study's paper in its folder (by name), each read once."""
         paper = self.loaded.suite.paper
         if "siblings" not in self._read:
-            here = Path(self.path).resolve()
+            here = Path(self.path)
             found = [] if paper is None else [load_suite(p) for p in sorted(
-                here.parent.glob("*.yaml")) if p.resolve() != here]
+                here.parent.glob("*.yaml")) if p.resolve() != here.resolve()]
             self._read["siblings"] = [Study(s, self.registry) for s in sorted(
                 found, key=lambda s: s.suite.name) if s.suite.paper == paper]
         return self._read["siblings"]

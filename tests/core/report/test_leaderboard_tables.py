@@ -57,8 +57,13 @@ def _tables(md: str) -> dict[str, list[list[str]]]:
     return out
 
 
-def _render(tmp_path, loaded, cells, store) -> str:
+def _render(tmp_path, loaded, store) -> str:
     return render(Study(loaded, registry()), store, tmp_path / "lb" / "s.md")
+
+
+def _render_board(tmp_path, board: str) -> str:
+    loaded, _, store = _suite(tmp_path, board)
+    return _render(tmp_path, loaded, store)
 
 
 def test_a_titled_table_shows_only_the_cells_and_arms_where_selects(tmp_path):
@@ -74,7 +79,7 @@ leaderboard:
       rows: [arm]
       metrics: [{key: nccc.accuracy, label: acc, fmt: .3g}]
 """
-    md = _render(tmp_path, *_suite(tmp_path, board))
+    md = _render_board(tmp_path, board)
     tables = _tables(md)
     assert list(tables) == ["Small steps, arm b", "Both arms at lr 0.3", "Columns"]
     small = tables["Small steps, arm b"]
@@ -95,7 +100,7 @@ leaderboard:
 def test_a_constant_row_key_is_dropped_and_stated_in_the_main_table(tmp_path):
     board = LEADERBOARD.replace("rows: [optimizer.lr]", "rows: [optimizer.lr, tags.T]")
     loaded, cells, store = _suite(tmp_path, board, arms=False)
-    md = _render(tmp_path, loaded, cells, store)
+    md = _render(tmp_path, loaded, store)
     assert "## Results\n\nAll rows: tags.T = 16.\n\n|" in md
     main = _tables(md)["Results"]
     assert main[0] == ["optimizer.lr", "NCCC accuracy", "final loss"]
@@ -115,7 +120,7 @@ leaderboard:
       rows: [optimizer.lr, arm, tags.T]
       metrics:
 {metrics}"""
-    md = _render(tmp_path, *_suite(tmp_path, board))
+    md = _render_board(tmp_path, board)
     tables = _tables(md)
     wide, more = tables["Wide"], tables["Wide (continued)"]
     assert wide[0] == ["optimizer.lr", "arm"] + [f"m{i}" for i in range(8)]
@@ -131,7 +136,7 @@ def test_labels_rename_row_key_headers(tmp_path):
     board = LEADERBOARD.replace("rows: [optimizer.lr]",
                                 "rows: [optimizer.lr, arm, tags.T]\n"
                                 "  labels: {optimizer.lr: lr, tags.T: T}")
-    md = _render(tmp_path, *_suite(tmp_path, board))
+    md = _render_board(tmp_path, board)
     main = _tables(md)["Results"]
     assert main[0][:3] == ["lr", "arm", "NCCC accuracy"]
     assert "All rows: T = 16." in md and "optimizer.lr" not in main[0]
@@ -145,7 +150,7 @@ leaderboard:
     - {title: By lr, rows: [optimizer.lr], where: {arm: a}}
     - {title: By arm, rows: [arm], where: {optimizer.lr: 0.1}}
 """
-    _render(tmp_path, *_suite(tmp_path, board))
+    _render_board(tmp_path, board)
     rows = list(csv.reader((tmp_path / "lb" / "s.csv").open()))
     assert rows[0] == ["table", "optimizer.lr", "arm", "metric", "stat", "agg", "value",
                        "ci95_half_width", "n", "expected", "diverged", "shown"]
@@ -158,7 +163,7 @@ leaderboard:
 
 def test_the_csv_without_tables_has_the_row_keys_and_each_cell_as_printed(tmp_path):
     loaded, cells, store = _suite(tmp_path, LEADERBOARD, arms=False, lrs=(0.1,))
-    _render(tmp_path, loaded, cells, store)
+    _render(tmp_path, loaded, store)
     acc = [0.1 + 0 / 10, 0.1 + 1 / 10]
     mean, half = statistics.fmean(acc), t_half_width(acc)
     assert (tmp_path / "lb" / "s.csv").read_text().splitlines() == [
@@ -180,7 +185,7 @@ def test_a_plot_with_x_multiplies_the_step_by_the_config_value(tmp_path, monkeyp
         drawn.append((kw["label"], list(x), list(y))), plot(ax, x, y, **kw))[1])
     monkeypatch.setattr(matplotlib.axes.Axes, "set_xlabel", lambda ax, text, **kw: (
         xlabels.append(text), set_xlabel(ax, text, **kw))[1])
-    _render(tmp_path, loaded, cells, store)
+    _render(tmp_path, loaded, store)
     assert drawn[:2] == [("optimizer.lr=0.1", [0.0, 0.5, 1.0], [1.1, 1.1, 1.1]),
                          ("optimizer.lr=0.2", [0.0, 1.0, 2.0], [1.2, 1.2, 1.2])]
     assert [x for _, x, _ in drawn[2:4]] == [[0.0, 0.5, 1.0], [0.0, 1.0, 2.0]]
@@ -198,7 +203,7 @@ def test_a_plot_where_selects_cells_by_any_listed_value_and_keeps_its_arms(tmp_p
     plot = matplotlib.axes.Axes.plot
     monkeypatch.setattr(matplotlib.axes.Axes, "plot", lambda ax, x, y, **kw: (
         drawn.append((kw["label"], list(y))), plot(ax, x, y, **kw))[1])
-    _render(tmp_path, loaded, cells, store)
+    _render(tmp_path, loaded, store)
     # arm b reads 10 (lr + seed / 10): the mean over seeds 0 and 1 is 10 lr + 0.5
     assert [(label, pytest.approx(y)) for label, y in drawn] == [
         ("optimizer.lr=0.1 [b]", [1.5] * 3), ("optimizer.lr=0.3 [b]", [3.5] * 3)]
