@@ -25,9 +25,8 @@ from geobench.suite.yamlio import SuiteError
 ORDER = ("run", "list", "show", "preflight", "validate", "results", "leaderboard", "claims",
          "site", "collect", "plugins", "new-plugin")
 """geobench's own commands, in the order ``--help`` lists them."""
-CORE = {c.name: c for module in (run_commands, inspect_commands, report_commands,
-                                    site_command, new_plugin)
-        for c in module.COMMANDS}
+GROUPS = (run_commands, inspect_commands, report_commands, site_command, new_plugin)
+CORE = {c.name: c for module in GROUPS for c in module.COMMANDS}
 COMMANDS = {name: CORE[name] for name in ORDER}
 
 

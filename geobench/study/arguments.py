@@ -36,7 +36,7 @@ def open_study(args: argparse.Namespace, loaded: LoadedSuite | None = None) -> S
     """The study ``suite_options`` select: the suite (``loaded``, when the command read it
     already) validated once, seen through ``--profile`` under ``--set``, ``--only`` and
     ``--cell-limit``."""
-    loaded = loaded or load_suite(args.suite)
+    loaded = loaded or load_suite(args.suite)  # the options read, and refused, in this order
     registry, changes, limit = loaded_registry(), overrides("--set", args.set), cell_limit(args)
     return Study(loaded, registry, args.profile, changes, pairs("--only", args.only), limit)
 

@@ -127,13 +127,11 @@ class Study:
         return verdicts, family
 
     def stored_verdicts(self, store: Store) -> list[Verdict] | None:
-        """The verdicts of the profile as the file declares it (no ``--set`` or
-        ``--only``) on its deciding seeds; None when the store holds none of its cells."""
-        which = self.deciding_seeds()
-        cells = seed_cells(self.loaded, self.profile, self.profiles[self.profile], which)
-        values = StoredValues(store, cells)
-        return evaluate(self.loaded, cells, values, self.registry, which == "confirm") \
-            if values.rows else None
+        """``verdicts`` on the deciding seeds, None when the store holds none of those cells:
+        what a page reads of the suite's other profiles and of the paper's other suites,
+        each seen as its file declares it (``each_profile``, ``siblings``)."""
+        values = StoredValues(store, self.decided_cells())
+        return self.verdicts(store, values=values) if values.rows else None
 
     def siblings(self) -> list[Study]:
         """The other suites of the study's paper in its folder (by name), each read once."""
