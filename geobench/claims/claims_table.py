@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -16,6 +15,12 @@ from geobench.claims.forest import forest_png, format_effect, marks
 from geobench.claims.forms import form_of
 from geobench.claims.forms.trend import trend_text
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+from geobench.publish.doclinks import (
+    GEOBENCH_DOCS,
+    doc_target,
+    github_anchor,
+    link_references,
+)
 from geobench.publish.markdown import markdown_table
 from geobench.suite.schema import Claim
 
@@ -53,29 +58,20 @@ def part_text(part: Claim, claim: Claim) -> str:
 
 
 def paper_link(source: str, out_dir: Path | None, suite_path: Path | None) -> str:
-    """``source`` as a markdown link to its section of docs/papers.md; the section is the
-    source up to its first '(' or ','."""
-    return doc_link(source, "papers.md", out_dir, suite_path, section_anchor(source)) \
-        if source else source
-
-
-def doc_link(text: str, name: str, out_dir: Path | None, suite_path: Path | None,
-             anchor: str = "") -> str:
-    """``text`` linked to ``docs/<name>`` (found beside the suite's folder) relative to
-    ``out_dir``; the plain text where there is no such file."""
-    if out_dir is None or suite_path is None:
-        return text
-    doc = Path(suite_path).resolve().parent.parent / "docs" / name
-    if not doc.is_file():
-        return text
-    target = os.path.relpath(doc, out_dir.resolve()) + (f"#{anchor}" if anchor else "")
-    return f"[{text}]({target})"
+    """``source`` as a markdown link to its section of the suite's papers page
+    (``docs/papers.md`` beside the suite's folder), where the link resolves from a page in
+    ``out_dir`` (``doc_target``); the plain text elsewhere. The section is the source up to
+    its first '(' or ','."""
+    if not source or out_dir is None or suite_path is None:
+        return source
+    doc = Path(suite_path).resolve().parent.parent / "docs" / "papers.md"
+    target = doc_target(doc, out_dir, section_anchor(source))
+    return source if target is None else f"[{source}]({target})"
 
 
 def section_anchor(source: str) -> str:
     """The github anchor of the heading ``source`` names (its text up to '(' or ',')."""
-    heading = re.split(r"[(,]", source)[0].strip().lower()
-    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", heading))
+    return github_anchor(re.split(r"[(,]", source)[0])
 
 
 def _verdict_text(v: Verdict, bold: bool) -> str:
@@ -162,6 +158,8 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
     notes = posthoc_notes(verdicts) + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts)
                                        else []) + [summary_line(verdicts)] \
         + ([family.note(verdicts)] if family else [])
+    if out_dir is not None:  # on a page: its references to the docs linked or left out
+        notes = [link_references(n, out_dir) for n in notes]
     return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in notes) + (
             f"\n{CHECKS_NOTE}\n\n" + markdown_table(
                 checks, ["check", "tested", "effect [95% CI]", "n (trial seeds)", "result"])
@@ -305,14 +303,15 @@ def claims_section(verdicts: list[Verdict], out: Path, suite_path: Path, title: 
     ``<stem><suffix>.csv``; those two files are added to ``files``."""
     csv_path = out.with_name(f"{out.stem}{section.suffix}.csv")
     files[csv_path] = units_csv(verdicts)
-    md = f"## {section.heading}\n\n{section.note}\n\n" \
+    md = f"## {section.heading}\n\n{link_references(section.note, out.parent)}\n\n" \
         + claims_table(verdicts, out.parent, suite_path, family) + "\n"
     png = forest_png(verdicts, title)
     if png is not None:
         plot = out.with_name(f"{out.stem}{section.suffix}.png")
         files[plot] = png
         md += f"![claims: effects and 95% intervals]({plot.name})\n\n"
-    guide = doc_link("docs/claims.md", "claims.md", out.parent, suite_path)
+    guide = doc_target(GEOBENCH_DOCS / "claims.md", out.parent)
     return md + (f"Every unit that entered a verdict, and why any was left out: "
-                 f"[{csv_path.name}]({csv_path.name}). How verdicts are computed and what they "
-                 f"do not prove: {guide}.\n\n")
+                 f"[{csv_path.name}]({csv_path.name})."
+                 + (f" How verdicts are computed and what they do not prove: "
+                    f"[docs/claims.md]({guide})." if guide else "") + "\n\n")

@@ -58,12 +58,14 @@ def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     suite_options(p)
     p.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
                                  "(default: leaderboards/<suite>.md in the store's folder)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite the page even where another store published it")
 
 
 def leaderboard(args: argparse.Namespace) -> int:
     from geobench.report.leaderboard import publish
 
-    print(f"wrote {publish(open_study(args), args.store, args.out)}")
+    print(f"wrote {publish(open_study(args), args.store, args.out, args.force)}")
     return 0
 
 

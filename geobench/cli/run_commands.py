@@ -59,6 +59,8 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
     p.add_argument("--out", help="leaderboard path (default: leaderboards/<suite>.md in the "
                                  "store's folder)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite the leaderboard even where another store published it")
 
 
 def _terminated(signum: int, frame: Any) -> None:
@@ -72,13 +74,16 @@ def _terminated(signum: int, frame: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from geobench.publish.output import check_writable
     from geobench.report.leaderboard import publish
+    from geobench.report.overwrite import check_before_run
     from geobench.report.paths import leaderboard_path
     from geobench.run.runner import RunOptions, run_suite
     from geobench.suite import load_suite
 
     loaded = load_suite(args.suite)
     if not args.no_leaderboard:  # before any cell trains: a bad --out costs no run
-        check_writable(leaderboard_path(loaded, args.profile, args.store, args.out))
+        page = leaderboard_path(loaded, args.profile, args.store, args.out)
+        check_writable(page)
+        check_before_run(page, args.store, args.force)
     study = open_study(args, loaded)
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
@@ -100,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
           f"({counts}){elsewhere}")
     code = 1 if summary.statuses[Status.FAILED] else 0  # diverged is a result, not an error
     if not args.no_leaderboard:
-        print(f"wrote {publish(study, args.store, args.out)}")
+        print(f"wrote {publish(study, args.store, args.out, args.force)}")
     return code
 
 

@@ -39,8 +39,15 @@ from geobench.publish.markdown import md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
 from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
 from geobench.report import tables
-from geobench.report.page_record import RECORD_SUFFIX, page_record, provenance, section_record
-from geobench.report.paths import leaderboard_path
+from geobench.report.overwrite import StoreMark, check_owner, remove_stale
+from geobench.report.page_record import (
+    RECORD_SUFFIX,
+    page_record,
+    plugins_text,
+    provenance,
+    section_record,
+)
+from geobench.report.paths import leaderboard_path, shown_path
 from geobench.report.results import values_csv_gz
 from geobench.report.tables import MISSING, Groups, aggregate, cell_text, row_keys
 from geobench.run.store import Store
@@ -57,24 +64,29 @@ CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 metrics."""
 
 
-def publish(study: Study, store_path: str | Path, out: str | Path | None = None) -> Path:
+def publish(study: Study, store_path: str | Path, out: str | Path | None = None,
+            force: bool = False) -> Path:
     """Publish ``study``'s leaderboard from the store at ``store_path`` (read only) to
     ``out`` (default: ``leaderboards/<suite>[_<profile>].md`` beside the store), as
     ``render`` writes it; return the markdown's path."""
     path = leaderboard_path(study.loaded, study.profile, store_path, out)
     store = Store(store_path, read_only=True)
     try:
-        render(study, store, path)
+        render(study, store, path, force)
     finally:
         store.close()
     return path
 
 
-def render(study: Study, store: Store, out: Path) -> str:
+def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     """Write ``out`` (markdown), its CSV, its claims' files, its plots and its record
-    (``<stem>.json``, ``report.page_record``), all or none (``write_files``); return the
-    markdown."""
+    (``<stem>.json``, ``report.page_record``), all or none (``write_files``), then remove
+    the files an earlier write of the page listed and this one does not write; return the
+    markdown. A page another store wrote is refused unless ``force``
+    (``report.overwrite``)."""
     loaded, cells, registry = study.loaded, study.cells, study.registry
+    mark = StoreMark.of(store)
+    earlier = check_owner(out, mark, force)
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
     rows = row_keys(loaded, cells)
@@ -113,10 +125,13 @@ def render(study: Study, store: Store, out: Path) -> str:
         figures.append((key, name))
         md += f"\n![{key}]({name})\n"
     files[out] = md
+    record_path = out.with_suffix(RECORD_SUFFIX)
+    names = {path.name for path in [*files, record_path]}
     record = page_record(loaded, study.profile, cells, values, out, sections, figures,
-                         stored.name)
-    files[out.with_suffix(RECORD_SUFFIX)] = json.dumps(record, indent=1) + "\n"
+                         stored.name, mark.record(), sorted(names))
+    files[record_path] = json.dumps(record, indent=1) + "\n"
     write_files(files)
+    remove_stale(out, earlier, names)
     return md
 
 
@@ -233,15 +248,18 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
     flag = f" --threads {threads[0]}" if threads not in ([], [str(DEFAULT_THREADS)]) \
         and len(threads) == 1 else ""
     csv_name = out.with_suffix(".csv").name
+    suite_file = shown_path(loaded.path)
+    core = f" (geobench {', '.join(prov['geobench'])})" if prov["geobench"] else ""
     lines = [
         suite.description.strip(),
         "",
         f"- generated: {dt.date.today().isoformat()}; the values by "
-        f"`geobench run {loaded.path}{profile}{flag}`, this page by "
-        f"`geobench leaderboard {loaded.path}{profile} --out {out}`",
+        f"`geobench run {suite_file}{profile}{flag}`, this page by "
+        f"`geobench leaderboard {suite_file}{profile} --out {shown_path(out)}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
         *_claims_line(loaded, cells, values),
-        f"- code: {', '.join(prov['code']) or 'n/a'}; torch "
+        f"- code: {', '.join(prov['code']) or 'n/a'}{core}; plugins: "
+        f"{plugins_text(prov['plugins']) or 'not recorded'}; torch "
         f"{', '.join(prov['torch']) or 'n/a'}; devices "
         f"{', '.join(prov['devices']) or 'n/a'}; CPU {'; '.join(prov['cpus']) or 'not recorded'}"
         f"; torch threads per cell {', '.join(threads) or 'not recorded'}",
@@ -249,7 +267,7 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
         "**bold**: best in a column whose metric has a direction",
         f"- every value as CSV: [{csv_name}]({csv_name}); every stored value of every cell: "
-        f"[{stored}]({stored}) (`geobench results {loaded.path}{profile} --csv --series`)",
+        f"[{stored}]({stored}) (`geobench results {suite_file}{profile} --csv --series`)",
         "",
     ]
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ them without geobench."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,26 +23,33 @@ from geobench.claims.family import PaperFamily
 from geobench.claims.forest import forest_points, format_effect, standardised
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict
+from geobench.publish.doclinks import link_references
 from geobench.records import Cell, Status
+from geobench.report.paths import shown_path
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
 from geobench.suite.seeds import seed_plan
 
 RECORD_FORMAT = 1  # bumped when a key changes meaning
 RECORD_SUFFIX = ".json"
+ORIGIN = re.compile(r"(.+) \((.+)\)")  # a plugin's origin: ``name (distribution)``
 
 
 def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
-    """What ran the cells: code versions (``-dirty`` with uncommitted changes), torch,
+    """What ran the cells: code versions (``-dirty`` with uncommitted changes), geobench's
+    versions and every plugin whose components the cells use (``plugins``), torch,
     devices, CPU models (where recorded), torch threads per cell, the largest peak resident
     memory of a cell (MiB; None where no cell recorded one), the cells' statuses, how many
     complete cells each arm diverged in, trial seeds and when the first and last finished
     (UTC, ISO 8601; None when none has)."""
     provs = [r["provenance"] for r in values.rows.values()]
     finished = sorted(t for c in cells if (t := values.finished(c)) is not None)
+    versions = [r["config"].get("versions", {}) for r in values.rows.values()]
     return {
         "code": sorted({(p.get("git_sha") or "unknown")[:10]
                         + ("-dirty" if p.get("git_dirty") else "") for p in provs}),
+        "geobench": sorted({v["geobench"] for v in versions if "geobench" in v}),
+        "plugins": plugins(versions),
         "torch": sorted({p.get("torch", "?") for p in provs}),
         "devices": sorted({p.get("device", "?") for p in provs}),
         "cpus": sorted({p["cpu"] for p in provs if p.get("cpu")}),
@@ -55,6 +63,29 @@ def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
         "trial_seeds": sorted({c.trial_seed for c in cells}),
         "ran": [_iso(finished[0]), _iso(finished[-1])] if finished else None,
     }
+
+
+def plugins(versions: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """The plugins of the cells' stored versions (each cell's: origin ``name (distribution)``
+    -> version, ``geobench`` -> the core's version, nested components' plugins included),
+    each once: its name, distribution and every version a cell recorded."""
+    found: dict[str, set[str]] = {}
+    for cell in versions:
+        for origin, version in cell.items():
+            if origin != "geobench":
+                found.setdefault(origin, set()).add(version)
+    made = []
+    for origin, seen in sorted(found.items()):
+        named = ORIGIN.fullmatch(origin)
+        name, dist = named.groups() if named else (origin, "?")
+        made.append({"name": name, "distribution": dist, "versions": sorted(seen)})
+    return made
+
+
+def plugins_text(plugins: list[dict[str, Any]]) -> str:
+    """The plugins as a page names them: ``core (geobench) 0.1.0, toy (geobench-toy) 0.1``."""
+    return ", ".join(f"{p['name']} ({p['distribution']}) {', '.join(p['versions'])}"
+                     for p in plugins)
 
 
 def _iso(t: float) -> str:
@@ -97,10 +128,12 @@ def claim_record(v: Verdict) -> dict[str, Any]:
 
 def section_record(verdicts: list[Verdict], section: Section, out: Path, seeds: str,
                    family: PaperFamily | None, forest: bool) -> dict[str, Any]:
-    """A claims section: its heading and note, the seeds that decide it (``confirm`` or
+    """A claims section: its heading and note (without its references to the docs, which
+    a page read elsewhere cannot link), the seeds that decide it (``confirm`` or
     ``explore``), its units CSV and forest plot (None without one), Holm's paper family,
     and every claim."""
-    return {"heading": section.heading, "note": section.note, "seeds": seeds,
+    return {"heading": section.heading, "note": link_references(section.note, None),
+            "seeds": seeds,
             "units": f"{out.stem}{section.suffix}.csv",
             "forest": f"{out.stem}{section.suffix}.png" if forest else None,
             "family": None if family is None else {
@@ -111,17 +144,21 @@ def section_record(verdicts: list[Verdict], section: Section, out: Path, seeds: 
 
 def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: StoredValues,
                 out: Path, sections: list[dict[str, Any]], figures: list[tuple[str, str]],
-                values_file: str) -> dict[str, Any]:
+                values_file: str, store: dict[str, str | None], files: list[str]
+                ) -> dict[str, Any]:
     """The record of the leaderboard ``out``: everything above, ``figures`` as
-    (series key, file name) pairs."""
+    (series key, file name) pairs, the store it was published from (its id and file name,
+    ``report.overwrite``) and the names of every file written with it (``files``, itself
+    included)."""
     suite = loaded.suite
     plan = seed_plan(loaded, profile)
     return {"format": RECORD_FORMAT, "suite": suite.name, "profile": profile,
             "paper": suite.paper, "description": suite.description.strip(),
-            "suite_file": str(loaded.path), "page": out.name,
+            "suite_file": shown_path(loaded.path), "page": out.name,
             "generated": dt.date.today().isoformat(), "cells": len(cells),
             "seeds": {"explore": plan.seeds("explore"),
                       "confirm": plan.seeds("confirm") if plan.confirm else []},
             **provenance(cells, values), "results": out.with_suffix(".csv").name,
             "values": values_file, "claims": sections,
-            "figures": [{"key": key, "file": name} for key, name in figures]}
+            "figures": [{"key": key, "file": name} for key, name in figures],
+            "store": store, "files": sorted(files)}

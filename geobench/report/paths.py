@@ -1,5 +1,6 @@
 """Where a suite's published files go by default: ``leaderboards/`` beside the store, each
-named for the suite and, outside smoke, its profile (``<suite>[_<profile>]``)."""
+named for the suite and, outside smoke, its profile (``<suite>[_<profile>]``); and how a
+page names a path."""
 
 from __future__ import annotations
 
@@ -14,6 +15,15 @@ from geobench.suite.yamlio import SuiteError
 def stem(suite: str, profile: str) -> str:
     """``<suite>`` for the smoke profile, else ``<suite>_<profile>``."""
     return suite if profile == "smoke" else f"{suite}_{profile}"
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as a published page names it: relative to the working folder where it lies
+    inside it (``suites/collapse.yaml``), else its file name alone, so a page never names a
+    path of the machine that wrote it."""
+    full = Path(os.path.abspath(path))
+    here = Path.cwd()
+    return full.relative_to(here).as_posix() if full.is_relative_to(here) else full.name
 
 
 def board_folder(store: str | Path) -> Path:

@@ -1,5 +1,6 @@
 """SQLite results store (WAL): one row per finished cell, each arm's status, its metric
-series and finals, and a lease per running cell.
+series and finals, a lease per running cell, and the store's id (``meta``), which the pages
+published from it record.
 
 A store written before arms had statuses of their own (no ``arms`` rows for a cell) reads
 each arm as the cell's status; writing to it adds the table.
@@ -20,6 +21,7 @@ import json
 import math
 import sqlite3
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -49,6 +51,7 @@ CREATE TABLE IF NOT EXISTS arms (
     cell TEXT NOT NULL REFERENCES cells(id), arm TEXT NOT NULL, status TEXT NOT NULL,
     step INTEGER, error TEXT, PRIMARY KEY (cell, arm)
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 LOCK_TIMEOUT_S = 60.0
 _PROBLEMS = {  # SQLite's message -> what it means for the user
@@ -135,6 +138,8 @@ class Store:
         self._use_wal()
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")  # see _writing
+        with self._writing():  # the store's identity, made once (a store older than it: now)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
 
     def _use_wal(self) -> None:
         """Switch to WAL. Two runs creating the store at once race here, and SQLite answers a
@@ -166,6 +171,17 @@ class Store:
     def close(self) -> None:
         if self.db is not None:
             self.db.close()
+
+    @_guarded
+    def identity(self) -> str | None:
+        """The id the store was given when it was first opened for writing (a random hex
+        string, kept in its ``meta`` table): what a published page records of its store, so
+        a copy or a move keeps it and another store in the same folder never has it. None
+        for a store no run has written since stores had one, opened read-only."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+            return None
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()
+        return row[0] if row else None
 
     @_guarded
     def done_ids(self, ids: list[str]) -> set[str]:
