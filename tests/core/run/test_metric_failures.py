@@ -6,7 +6,9 @@ plugin and the file:line of the ``raise``."""
 
 from __future__ import annotations
 
+import csv
 import inspect
+import io
 import sqlite3
 
 import pytest
@@ -116,6 +118,23 @@ def test_a_metric_raising_on_one_arm_fails_that_metric_there_alone(tmp_path, mon
             in failed)
 
 
+def test_a_claim_leaves_out_the_arm_whose_metric_failed_saying_so(tmp_path, monkeypatch,
+                                                                   capsys, raising):
+    monkeypatch.chdir(tmp_path)
+    _two_arm_suite(tmp_path, ["{name: raise_on_arm, arm: b, every: 10}"])
+    text = (tmp_path / "s.yaml").read_text().replace("seeds: 1", "seeds: 3")
+    text += ('claims:\n  - {id: c, statement: s, metric: raise_on_arm.value, expect: "> -1", '
+             "where: {arm: [a, b]}}\n")
+    (tmp_path / "s.yaml").write_text(text)
+    assert main(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard"]) == 0
+    capsys.readouterr()
+    assert main(["claims", "s.yaml", "--store", "db.sqlite", "--units", "--csv"]) == 0
+    units = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert sorted((u["trial_seed"], u["arm"], u["d"], u["excluded"]) for u in units) == [
+        (seed, arm, "21.0" if arm == "a" else "", "" if arm == "a" else
+         "metric failed at step 0") for seed in "012" for arm in "ab"]  # a: 20 - (-1)
+
+
 def test_an_observing_metric_that_raises_leaves_none_of_its_values_on_that_arm(
         tmp_path, monkeypatch, capsys, raising):
     monkeypatch.chdir(tmp_path)
@@ -172,3 +191,25 @@ def test_results_failed_says_when_nothing_failed(tmp_path, monkeypatch, capsys):
     assert main(["results", "s.yaml", "--store", "db.sqlite", "--failed"]) == 0
     assert capsys.readouterr().out == "no failed cell or metric among the 2 cells of the " \
                                       "selection\n"
+
+
+def test_a_store_without_the_metric_failures_table_reads_and_gains_it(tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(small_suite(steps=5, lrs=(0.1,)))
+    assert main(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard"]) == 0
+    with sqlite3.connect("db.sqlite") as db:  # as a store written before the table existed
+        db.execute("DROP TABLE metric_failures")
+    store = Store("db.sqlite", read_only=True)
+    try:
+        ids = [r for r, in store.db.execute("SELECT id FROM cells")]
+        assert [row["metric_failures"] for row in store.cells(ids).values()] == [[], []]
+    finally:
+        store.close()
+    capsys.readouterr()
+    assert main(["results", "s.yaml", "--store", "db.sqlite", "--failed"]) == 0
+    assert "no failed cell or metric among the 2 cells" in capsys.readouterr().out
+    assert main(["run", "s.yaml", "--store", "db.sqlite", "--quiet", "--no-leaderboard",
+                 "--rerun"]) == 0
+    with sqlite3.connect("db.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM metric_failures").fetchone() == (0,)
