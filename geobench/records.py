@@ -175,6 +175,23 @@ class Timing:
         self.calls[name] = self.calls.get(name, 0) + 1
 
 
+@dataclass(frozen=True)
+class MetricFailure:
+    """A metric that raised on one arm (the label ``ref~arm`` for a cross-arm metric) at
+    ``step``: the one-line ``error`` (what was raised, by which plugin, at which file:line)
+    and the ``traceback``. That arm's values of the metric are left out; the cell, its other
+    arms and its other metrics go on."""
+
+    arm: str
+    metric: str  # the metric's id
+    step: int
+    error: str
+    traceback: str = ""
+
+    def __str__(self) -> str:
+        return f"metric {self.metric} failed on arm {self.arm} at step {self.step}: {self.error}"
+
+
 DEFAULT_THREADS = 1  # torch threads per cell unless a run sets others: the published setting
 DEFAULT_STORE = "results/geobench.sqlite"  # every command's --store default
 
@@ -186,7 +203,8 @@ class CellResult:
     series ``(arm, series, step, value)`` and the last value of each series under its result
     key (``finals``); ``claims``: the digest of every claim definition of the suite the cell
     ran under (None: not recorded); ``peak_mb``: the peak resident memory of the process
-    while it ran the cell (``geobench.train.memory``)."""
+    while it ran the cell (``geobench.train.memory``); ``metric_failures``: the metrics that
+    raised on an arm of a cell that went on (``MetricFailure``)."""
 
     cell_id: str
     status: str  # a Status value
@@ -203,6 +221,7 @@ class CellResult:
     arms: dict[str, ArmStatus] = field(default_factory=dict)
     peak_mb: float | None = field(default=None, compare=False)  # resident memory, MiB
     timing: Timing = field(default_factory=Timing, compare=False)
+    metric_failures: list[MetricFailure] = field(default_factory=list)
 
 
 def finals_of(series: list[tuple[str, str, int, float]]) -> dict[str, float]:

@@ -69,6 +69,9 @@ class PartUnits:
         if status in REASONS:
             return None, REASONS[status]
         value = self.values.value(cell, arm, self.claim.metric, stat or self.claim.stat)
+        failure = self.values.failure(cell, arm, self.claim.metric) if value is None else None
+        if failure is not None:
+            return None, f"metric failed at step {failure.step}"
         if value is None:
             return None, "no value"
         if math.isnan(value) and self.censored and status == Status.COMPLETE:

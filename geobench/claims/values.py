@@ -17,6 +17,7 @@ from geobench.records import (
     SINGLE_ARM,
     TRAIN_LOSS_KEY,
     Cell,
+    MetricFailure,
     Status,
     cross_arm,
     label_status,
@@ -86,6 +87,25 @@ class StoredValues:
                      keys[0])
         label = parse_metric_key(found).arm
         return None if label == SINGLE_ARM and SINGLE_ARM not in cell.arms else label
+
+    def failure(self, cell: Cell, arm: str | None, key: str) -> MetricFailure | None:
+        """The failure of the metric whose values ``value(cell, arm, key)`` reads, where it
+        raised on that arm (or arm pair) and so left no value; None: it did not."""
+        row = self.rows.get(cell.id)
+        if row is None:
+            return None
+        for k in _lookup_keys(cell, arm, key):
+            wanted = parse_metric_key(k)
+            found = next((f for f in row["metric_failures"]
+                          if (f.arm, f.metric) == (wanted.arm, wanted.metric)), None)
+            if found is not None:
+                return found
+        return None
+
+    def failures(self, cells: list[Cell]) -> list[tuple[Cell, MetricFailure]]:
+        """Every metric that failed on an arm of ``cells``, cell by cell."""
+        return [(cell, f) for cell in cells if cell.id in self.rows
+                for f in self.rows[cell.id]["metric_failures"]]
 
     def value(self, cell: Cell, arm: str | None, key: str, stat: str = "last") -> float | None:
         """``stat`` of ``key``'s series for ``arm`` of ``cell`` (None: never recorded).

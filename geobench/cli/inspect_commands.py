@@ -104,9 +104,11 @@ def preflight(args: argparse.Namespace) -> int:
     runs = run_points(cells, study.registry, how, lambda run: print(
         f"  {run.result.status.value}: {run.label()}", flush=True))
     print(tabulate([run.row() for run in runs], headers=HEADERS, tablefmt="github"))
-    failed = [run for run in runs if run.result.status != Status.COMPLETE]
+    failed = [run for run in runs
+              if run.result.status != Status.COMPLETE or run.result.metric_failures]
     for run in failed:
-        print(f"{run.label()}: {run.result.error}", file=sys.stderr)
+        for problem in [run.result.error] if run.result.error else run.result.metric_failures:
+            print(f"{run.label()}: {problem}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 
 from tabulate import tabulate
 
@@ -19,19 +20,25 @@ def _results_arguments(p: argparse.ArgumentParser) -> None:
     form.add_argument("--json", action="store_true", help="JSON lines, one object per cell")
     form.add_argument("--csv", action="store_true",
                       help="CSV: one row per cell and final value, config flattened")
+    form.add_argument("--failed", action="store_true",
+                      help="each failed cell and each metric that failed on an arm: its id, "
+                           "varied keys, error and stored traceback")
     p.add_argument("--series", action="store_true",
                    help="with --csv: one row per stored value of every series (its step "
                         "before the value), as published beside a leaderboard")
 
 
 def results(args: argparse.Namespace) -> int:
-    from geobench.report.results import cell_records, cells_rows, write_csv
+    from geobench.report.results import cell_records, cells_rows, failure_records, write_csv
 
     if args.series and not args.csv:
         print("geobench results: --series goes with --csv (every series point as CSV)",
               file=sys.stderr)
         return 2
     cells = open_study(args).cells
+    if args.failed:
+        print(_failures_text(failure_records(args.store, cells), len(cells)), end="")
+        return 0
     if args.csv:  # read only: a store that is not there is an error, not a new file
         write_csv(cells_rows(args.store, cells, args.series), sys.stdout)
         return 0
@@ -45,12 +52,32 @@ def results(args: argparse.Namespace) -> int:
     return 0
 
 
+def _failures_text(records: list[dict], cells: int) -> str:
+    """Each failure: a line naming the cell (and the arm and metric), its varied keys, the
+    error, then the traceback indented."""
+    if not records:
+        return f"no failed cell or metric among the {cells} cells of the selection\n"
+    blocks = []
+    for r in records:
+        what = ("failed" if r["metric"] is None
+                else f"metric {r['metric']} failed on arm {r['arm']} at step {r['step']}")
+        trace = (r["traceback"] or "(none stored)").rstrip("\n")
+        blocks.append(f"cell {r['cell']}: {what}\n  varied: {r['varied']}\n"
+                      f"  error: {r['error']}\n  traceback:\n"
+                      + textwrap.indent(trace, "    ") + "\n")
+    return "\n".join(blocks)
+
+
 def _status_text(record: dict) -> str:
-    """A cell's status, with the arms that diverged in a complete cell and their steps."""
+    """A cell's status, with the arms that diverged in a complete cell and their steps, and
+    the metrics that failed on an arm."""
     diverged = [f"{name} at step {arm['step']}" for name, arm in record["arms"].items()
                 if arm["status"] == "diverged"]
-    if record["status"] == "complete" and diverged:
-        return f"complete (diverged: {', '.join(diverged)})"
+    failed = [f"{f['metric']} on {f['arm']}" for f in record["failed_metrics"]]
+    notes = ([f"diverged: {', '.join(diverged)}"] if diverged else []) + (
+        [f"metric failed: {', '.join(failed)}"] if failed else [])
+    if record["status"] == "complete" and notes:
+        return f"complete ({'; '.join(notes)})"
     return record["status"]
 
 

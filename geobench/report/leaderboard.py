@@ -35,7 +35,7 @@ from geobench.claims.registration import claims_digest
 from geobench.claims.values import StoredValues, declared
 from geobench.claims.verdicts import Verdict
 from geobench.contract.interfaces import FieldDoc
-from geobench.publish.markdown import md_cell
+from geobench.publish.markdown import markdown_table, md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
 from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
 from geobench.report import tables
@@ -49,7 +49,14 @@ from geobench.report.page_record import (
 )
 from geobench.report.paths import leaderboard_path, shown_path
 from geobench.report.results import values_csv_gz
-from geobench.report.tables import MISSING, Groups, aggregate, cell_text, row_keys
+from geobench.report.tables import (
+    FAILED_MARK,
+    MISSING,
+    Groups,
+    aggregate,
+    cell_text,
+    row_keys,
+)
 from geobench.run.store import Store
 from geobench.study import Study
 from geobench.suite import LoadedSuite, get_dotted
@@ -117,7 +124,7 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     md += "## Results\n\n"
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
-    md += results
+    md += results + _failed_metrics(values, cells)
     files[out.with_suffix(".csv")] = _csv_text(values, parts, doc)
     figures = []
     for key, name, png in _plots(loaded, cells, store, out):
@@ -271,6 +278,20 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         "",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _failed_metrics(values: StoredValues, cells: list[Cell]) -> str:
+    """``## Failed metrics``: each metric that raised on an arm (cell, varied keys, arm,
+    metric, step, error); empty when none did."""
+    failed = values.failures(cells)
+    if not failed:
+        return ""
+    rows = [[cell.id, cell.label(), f.arm, f.metric, str(f.step), f.error] for cell, f in failed]
+    return ("\n## Failed metrics\n\n"
+            f"A metric that raised on an arm has no value there ({FAILED_MARK}k in a table: "
+            "it failed in k of the trial seeds); the cell's other arms and metrics kept "
+            "theirs. `geobench results SUITE --failed` prints each traceback.\n\n"
+            + markdown_table(rows, ["cell", "varied", "arm", "metric", "step", "error"]))
 
 
 def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> list[str]:

@@ -97,8 +97,9 @@ def series_rows(store: str | Path, suite: str | None = None, profile: str | None
 
 def cell_records(store: str | Path, cells: list[Cell]) -> list[Row]:
     """One object per cell of ``cells``, in their order: id, trial seed, config, status
-    (``missing`` where the store has none), error, each arm's status (status, step, error)
-    and final values."""
+    (``missing`` where the store has none), error, each arm's status (status, step, error),
+    final values and the metrics that failed on an arm (arm, metric, step, error,
+    traceback)."""
     opened = Store(store, read_only=True)
     try:
         stored = opened.cells([c.id for c in cells])
@@ -112,7 +113,34 @@ def cell_records(store: str | Path, cells: list[Cell]) -> list[Row]:
                         "error": row["error"] if row else None,
                         "arms": {name: dataclasses.asdict(a)
                                  for name, a in row["arms"].items()} if row else {},
-                        "metrics": row["metrics"] if row else {}})
+                        "metrics": row["metrics"] if row else {},
+                        "failed_metrics": [dataclasses.asdict(f) for f in
+                                           row["metric_failures"]] if row else []})
+    return records
+
+
+def failure_records(store: str | Path, cells: list[Cell]) -> list[Row]:
+    """One object per failure among ``cells``, in their order: each failed cell (``cell``,
+    ``varied`` as ``Cell.label`` writes it, ``error``, ``traceback``; ``metric`` None), then
+    each metric that failed on an arm of a cell (with ``arm``, ``metric`` and ``step``)."""
+    opened = Store(store, read_only=True)
+    try:
+        ids = [c.id for c in cells]
+        stored, tracebacks = opened.cells(ids), opened.tracebacks(ids)
+    finally:
+        opened.close()
+    records = []
+    for cell in cells:
+        row = stored.get(cell.id)
+        if row is None:
+            continue
+        base = {"cell": cell.id, "varied": cell.label(width=1000)}
+        if row["status"] == Status.FAILED.value:
+            records.append({**base, "arm": None, "metric": None, "step": None,
+                            "error": row["error"], "traceback": tracebacks.get(cell.id)})
+        records += [{**base, "arm": f.arm, "metric": f.metric, "step": f.step,
+                     "error": f.error, "traceback": f.traceback}
+                    for f in row["metric_failures"]]
     return records
 
 

@@ -24,6 +24,7 @@ from geobench.suite.schema import LeaderboardMetric
 from geobench.suite.where import config_value, matches, named_arms, selects
 
 MISSING = "—"
+FAILED_MARK = "‡"  # ‡k: the metric failed on the arm in k of the seeds
 MAX_COLUMNS = 10
 
 Members = list[tuple[Cell, str | None]]
@@ -39,6 +40,7 @@ class Aggregate:
     diverged: int
     agg: str
     nan: int = 0  # seeds whose value is NaN, counted when the column names what NaN means
+    failed: int = 0  # seeds whose metric failed on the arm (no value)
 
     @property
     def center(self) -> float | None:
@@ -71,7 +73,8 @@ class Aggregate:
             n = len(self.values)
             text += f" (n={n})" if n == self.expected else f" (n={n}/{self.expected})"
             text += f" {nan} {self.nan}/{self.expected}" if self.nan else ""
-        return text + (f" †{self.diverged}" if self.diverged else "")
+        return (text + (f" †{self.diverged}" if self.diverged else "")
+                + (f" {FAILED_MARK}{self.failed}" if self.failed else ""))
 
 
 def cell_text(a: Aggregate, metric: LeaderboardMetric, doc: FieldDoc | None) -> str:
@@ -84,7 +87,7 @@ def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric)
     """``metric`` over ``members`` (a key naming its arm reads each cell once)."""
     if "/" in metric.key:
         members = list({cell.id: (cell, None) for cell, _ in members}.values())
-    found, diverged, nan = [], 0, 0
+    found, diverged, nan, failed = [], 0, 0, 0
     for cell, arm in members:
         status = values.status(cell, arm, metric.key)
         if status == Status.DIVERGED:
@@ -96,7 +99,9 @@ def aggregate(values: StoredValues, members: Members, metric: LeaderboardMetric)
             found.append(value)
         elif value is not None and metric.nan is not None:
             nan += 1
-    return Aggregate(found, len(members), diverged, metric.agg, nan)
+        elif value is None and values.failure(cell, arm, metric.key) is not None:
+            failed += 1
+    return Aggregate(found, len(members), diverged, metric.agg, nan, failed)
 
 
 def row_keys(loaded: LoadedSuite, cells: list[Cell]) -> list[str]:

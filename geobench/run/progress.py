@@ -69,7 +69,9 @@ class StepLines:
 class RunProgress:
     """On a TTY, a bar over the grid (with its ETA) and one over the running cell's steps;
     else a line per finished cell, ``[12/48] <suite> <varied> complete 14.2 s, ETA 9 min``
-    (``StepLines`` from inside each cell are ``CellTask``'s)."""
+    (``StepLines`` from inside each cell are ``CellTask``'s). A cell that failed, or whose
+    arm diverged or metric failed, gets its id and what happened (the error names the
+    plugin and file:line that raised)."""
 
     def __init__(self, suite: str, total: int, done: int, todo: int, max_cells: int | None,
                  quiet: bool) -> None:
@@ -112,7 +114,7 @@ class RunProgress:
         if self.cell_bar is not None:
             self.cell_bar.close()
             self.cell_bar = None
-        arms = diverged_arms(result)
+        arms = "; ".join(filter(None, (diverged_arms(result), failed_metrics(result))))
         if self.grid is not None:
             self.grid.update(1)
             if result.status != Status.COMPLETE:
@@ -143,3 +145,11 @@ def diverged_arms(result: CellResult) -> str:
         return ""
     return "; ".join(f"arm {name} diverged at step {a.step}: {a.error}"
                      for name, a in result.arms.items() if a.status == Status.DIVERGED)
+
+
+def failed_metrics(result: CellResult) -> str:
+    """``metric nccc failed on arm b at step 10: <error>; ...`` for the metrics that failed
+    on an arm of a complete cell ('' for none)."""
+    if result.status != Status.COMPLETE:
+        return ""
+    return "; ".join(str(f) for f in result.metric_failures)

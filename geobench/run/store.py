@@ -1,9 +1,11 @@
-"""SQLite results store (WAL): one row per finished cell, each arm's status, its metric
-series and finals, a lease per running cell, and the store's id (``meta``), which the pages
-published from it record.
+"""SQLite results store (WAL): one row per finished cell (a failed one with its error and
+traceback), each arm's status, the metrics that failed on an arm, its metric series and
+finals, a lease per running cell, and the store's id (``meta``), which the pages published
+from it record.
 
 A store written before arms had statuses of their own (no ``arms`` rows for a cell) reads
-each arm as the cell's status; writing to it adds the table.
+each arm as the cell's status, and one written before metrics could fail on an arm alone
+(no ``metric_failures`` table) reads no such failure; writing to it adds the tables.
 
 A cell is written in a single transaction when it finishes, so a run killed at any point
 leaves either the whole cell or nothing; rerunning completes exactly the missing cells.
@@ -27,7 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from geobench.records import DONE, ArmStatus, Cell, CellResult, Status
+from geobench.records import DONE, ArmStatus, Cell, CellResult, MetricFailure, Status
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -52,6 +54,10 @@ CREATE TABLE IF NOT EXISTS arms (
     step INTEGER, error TEXT, PRIMARY KEY (cell, arm)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS metric_failures (
+    cell TEXT NOT NULL REFERENCES cells(id), arm TEXT NOT NULL, metric TEXT NOT NULL,
+    step INTEGER NOT NULL, error TEXT NOT NULL, traceback TEXT, PRIMARY KEY (cell, arm, metric)
+);
 """
 LOCK_TIMEOUT_S = 60.0
 _PROBLEMS = {  # SQLite's message -> what it means for the user
@@ -214,6 +220,7 @@ class Store:
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM arms WHERE cell = ?", (cell.id,))
+            self.db.execute("DELETE FROM metric_failures WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM cells WHERE id = ?", (cell.id,))
             self.db.execute(
                 "INSERT INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -231,6 +238,9 @@ class Store:
             self.db.executemany("INSERT INTO arms VALUES (?,?,?,?,?)",
                                 [(cell.id, name, str(a.status), a.step, a.error)
                                  for name, a in arms.items()])
+            self.db.executemany("INSERT INTO metric_failures VALUES (?,?,?,?,?,?)",
+                                [(cell.id, f.arm, f.metric, f.step, f.error, f.traceback)
+                                 for f in result.metric_failures])
             self.db.execute("DELETE FROM leases WHERE cell = ? AND owner = ?", (cell.id, owner))
 
     @_guarded
@@ -303,16 +313,43 @@ class Store:
                                              "WHERE cell IN ({})", [], list(out)):
             out[cell]["metrics"][key] = math.nan if value is None else value
         arms = self.arm_statuses(list(out))
+        failures = self.metric_failures(list(out))
         for cell, row in out.items():
             row["arms"] = arms.get(cell) or {
                 name: ArmStatus(row["status"]) for name in row["config"]["arms"]}
+            row["metric_failures"] = failures.get(cell, [])
         return out
+
+    @_guarded
+    def metric_failures(self, ids: list[str]) -> dict[str, list[MetricFailure]]:
+        """The metrics that failed on an arm of those of ``ids`` that had any, by step (a
+        store written before such failures were recorded has none)."""
+        if not self._has("metric_failures"):
+            return {}
+        out: dict[str, list[MetricFailure]] = {}
+        for cell, *fields in self._select(
+                "SELECT cell, arm, metric, step, error, traceback FROM metric_failures "
+                "WHERE cell IN ({}) ORDER BY step, arm, metric", [], ids):
+            out.setdefault(cell, []).append(MetricFailure(*fields))
+        return out
+
+    @_guarded
+    def tracebacks(self, ids: list[str]) -> dict[str, str]:
+        """The stored traceback of each of ``ids`` that failed with one."""
+        rows = self._select("SELECT id, traceback FROM cells WHERE traceback IS NOT NULL "
+                            "AND id IN ({})", [], ids)
+        return dict(rows)
+
+    def _has(self, table: str) -> bool:
+        """Whether the store has ``table`` (an older store opened read-only may not)."""
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
+                               (table,)).fetchone() is not None
 
     @_guarded
     def arm_statuses(self, ids: list[str]) -> dict[str, dict[str, ArmStatus]]:
         """Each arm's stored status of those of ``ids`` that have them (a cell written
         before arms had statuses has none: its arms read as the cell's status)."""
-        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'arms'").fetchone():
+        if not self._has("arms"):
             return {}  # an older store opened read-only
         out: dict[str, dict[str, ArmStatus]] = {}
         for cell, arm, status, step, error in self._select(

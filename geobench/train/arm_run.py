@@ -4,6 +4,7 @@ metrics that observe it)."""
 
 from __future__ import annotations
 
+import traceback
 import warnings
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -12,9 +13,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from geobench.contract.errors import RegistryError
 from geobench.contract.interfaces import Arm, BuildContext, Data, Metric, StepEvent
+from geobench.contract.raised import failure_line
 from geobench.contract.registry import Registry
 from geobench.contract.spec import ArmSpec, Component
+from geobench.records import MetricFailure
 from geobench.train import precision
 from geobench.train.phases import phase
 from geobench.train.schedules import Schedule, lr_factor, scaled_lr
@@ -40,12 +44,14 @@ def _compiled(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
 
 
 class ArmRun:
-    """One arm with its optimizer, learning-rate schedule and metrics."""
+    """One arm with its optimizer, learning-rate schedule and metrics, and the metrics of
+    its that failed (``failures``, by arm label and metric id)."""
 
     def __init__(self, name: str, record: dict[str, Any], spec: ArmSpec, reg: Registry,
                  trial_seed: int, device: torch.device, data: Data, total: int) -> None:
         self.name, self.record, self.train_spec = name, record, spec.train
-        self.replicate = spec.replicate
+        self.replicate, self.registry = spec.replicate, reg
+        self.failures: dict[tuple[str, str], MetricFailure] = {}
 
         def build(kind: str, key: str, comp: Component, ctx: BuildContext) -> Any:
             ctx.seed = stream_seed(trial_seed, replicate_stream(f"init/{key}", self.replicate))
@@ -78,12 +84,14 @@ class ArmRun:
             group["lr"] = scaled_lr(group["lr"], train, data.batch_size)
         self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
         self.metrics: list[tuple[str, Metric, Schedule]] = []
+        self.metric_names: dict[str, str] = {}
         for comp in spec.metrics:
             ctx.seed = stream_seed(trial_seed, metric_stream(comp.id))
             with global_rng(ctx.seed):
                 metric = reg.create("metrics", comp, ctx)
             self.metrics.append((comp.id, metric, Schedule(metric.every, total)))
-        self.observers = [metric for _, metric, _ in self.metrics
+            self.metric_names[comp.id] = comp.name
+        self.observers = [(mid, metric) for mid, metric, _ in self.metrics
                           if type(metric).observe is not Metric.observe]
         self.lrs: list[float] = []
 
@@ -114,6 +122,21 @@ class ArmRun:
             event = StepEvent(step, total, self.name, self.arm, batch, views, self.lrs[-1],
                               self.optimizer)
             with phase("observe"):
-                for metric in self.observers:
-                    metric.observe(event)
+                for mid, metric in list(self.observers):
+                    try:
+                        metric.observe(event)
+                    except Exception as exc:  # the arm's metric fails, not the cell
+                        self.fail_metric(self.name, mid, step, exc)
+                        self.observers.remove((mid, metric))
         return loss.detach()
+
+    def fail_metric(self, label: str, mid: str, step: int, exc: Exception) -> None:
+        """Record that metric ``mid`` of this arm raised ``exc`` measuring ``label`` (this
+        arm, or ``ref~arm`` for a cross-arm metric) at ``step``."""
+        try:
+            fallback = self.registry.get("metrics", self.metric_names[mid]).origin
+        except (KeyError, RegistryError):  # the registry does not know it: no plugin named
+            fallback = None
+        self.failures[(label, mid)] = MetricFailure(
+            label, mid, step, failure_line(exc, self.registry, fallback),
+            "".join(traceback.format_exception(exc)))

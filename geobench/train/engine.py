@@ -28,11 +28,11 @@ import torch
 from torch import nn
 
 from geobench.contract.interfaces import Augmentation, BuildContext, Data
-from geobench.contract.manager import describe_failure
 from geobench.contract.manager import registry as default_registry
+from geobench.contract.raised import failure_line
 from geobench.contract.registry import Registry
 from geobench.contract.spec import ArmSpec, Component
-from geobench.records import ArmStatus, Cell, CellResult, Status, finals_of
+from geobench.records import ArmStatus, Cell, CellResult, MetricFailure, Status, finals_of
 from geobench.train.arm_run import ArmRun
 from geobench.train.device import resolve_device, synchronize
 from geobench.train.divergence import DivergenceGuard
@@ -59,8 +59,10 @@ CHECK_EVERY = 10  # steps between divergence checks (each syncs the device), and
 
 def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None = None,
              loggers: tuple[Component, ...] = (), log_dir: str | Path = "logs") -> CellResult:
-    """Train every arm of ``cell`` in lockstep; never raises (failures become the status).
-    ``loggers`` receive the series as they grow, in the cell's folder under ``log_dir``."""
+    """Train every arm of ``cell`` in lockstep; never raises (failures become the status,
+    their one-line error naming the plugin and file:line that raised). A metric that raises
+    fails only that arm's metric (``CellResult.metric_failures``). ``loggers`` receive the
+    series as they grow, in the cell's folder under ``log_dir``."""
     result = CellResult(cell.id, Status.COMPLETE)
     logs: CellLogs | None = None
     ended = "interrupted"  # what the loggers hear if the run stops inside the cell
@@ -73,7 +75,7 @@ def run_cell(cell: Cell, reg: Registry | None = None, progress: Progress | None 
             _train(cell, reg, progress, result, logs)
         except Exception as exc:  # a failing cell is recorded and the grid goes on
             result.status = Status.FAILED
-            result.error = describe_failure(exc)
+            result.error = failure_line(exc, reg)
             result.traceback = traceback.format_exc()
         result.finished = time.time()
         result.started = result.started or result.finished
@@ -165,7 +167,7 @@ def _loop(cell: Cell, spec: ArmSpec, runs: list[ArmRun], data: Data, augment: Au
             pending = _check(loop, pending, step + 1, logs)
             if not loop.active:
                 break
-    _settle(result, [r.name for r in runs])
+    _settle(result, [r.name for r in runs], [f for r in runs for f in r.failures.values()])
     if loop.active:
         result.batch_digest = batch_hash_of(digest)
 
@@ -183,15 +185,26 @@ def _check(loop: LoopState, pending: list[torch.Tensor], upto: int,
     return []
 
 
-def _settle(result: CellResult, arms: list[str]) -> None:
+def _settle(result: CellResult, arms: list[str], failures: list[MetricFailure]) -> None:
     """Every arm's status (complete unless it diverged) and the cell's: diverged, with the
-    first arm's reason, when every arm diverged; the finals of what each arm kept."""
+    first arm's reason, when every arm diverged; the metrics that failed on an arm, with no
+    value of theirs kept there; the finals of what each arm kept."""
+    failed = {(f.arm, f.metric) for f in failures}
+    result.metric_failures = sorted(failures, key=lambda f: (f.step, f.arm, f.metric))
+    result.series = [row for row in result.series
+                     if (_owner(row[0]), row[1].partition(".")[0]) not in failed
+                     and (row[0], row[1].partition(".")[0]) not in failed]
     result.arms = {name: result.arms.get(name, ArmStatus(Status.COMPLETE.value))
                    for name in arms}
     if all(a.status == Status.DIVERGED for a in result.arms.values()):
         result.status = Status.DIVERGED
         result.error = min(result.arms.values(), key=lambda a: a.step).error
     result.finals = finals_of(result.series)
+
+
+def _owner(label: str) -> str:
+    """The arm whose metric instance measures ``label`` (``ref~arm``: ``ref``'s)."""
+    return label.partition("~")[0]
 
 
 def batch_hash_of(hashes: list[str]) -> str:

@@ -82,18 +82,22 @@ def run_metrics(loop: LoopState, step: int, inputs: Inputs) -> None:
     Every metric sees the suite's first arm as ``reference`` (a cross-arm metric compares
     against it; a per-arm metric may relate to it) and the batch and views of its arm's
     replicate. A diverged arm is measured no more; once the first arm has diverged, the
-    cross-arm metrics stop and the per-arm ones see no reference (``ctx.reference`` None)."""
+    cross-arm metrics stop and the per-arm ones see no reference (``ctx.reference`` None).
+    A metric that raises on an arm (or arm pair) is recorded as failed there
+    (``ArmRun.fail_metric``) and measured there no more; the others go on."""
     trial, active = loop.trial, loop.active
     due = [(run, mid, metric) for run in active for mid, metric, steps in run.metrics
            if step in steps]
     reference = loop.runs[0]
     for run, mid, metric in due:
-        if metric.cross_arm and run is not reference:
+        if (metric.cross_arm and run is not reference) or (run.name, mid) in run.failures:
             continue
         pairs = [(r, reference) for r in active[1:]] if metric.cross_arm else [(run, None)]
         seed = stream_seed(trial, metric_stream(mid, step))
         for arm_run, ref in pairs:
             label = cross_arm(reference.name, arm_run.name) if ref is not None else arm_run.name
+            if (label, mid) in run.failures:
+                continue
             hist = loop.history.setdefault((label, mid), {})
             batch, views = inputs[arm_run.replicate]
             ctx = MetricContext(
@@ -112,11 +116,13 @@ def run_metrics(loop: LoopState, step: int, inputs: Inputs) -> None:
             began = time.perf_counter()
             try:
                 with global_rng(seed), precision.fp32_matmuls("ieee"):
-                    values = metric(ctx)
+                    values = {fld: float(value) for fld, value in metric(ctx).items()}
+            except Exception as exc:  # the arm's metric fails, not the cell
+                run.fail_metric(label, mid, step, exc)
+                continue
             finally:
                 for module, was in modes:
                     module.train(was)
-            values = {fld: float(value) for fld, value in values.items()}
             synchronize(device)
             loop.result.timing.add_metric(mid, time.perf_counter() - began)
             for fld, value in values.items():

@@ -85,7 +85,10 @@ def test_diverged_cells_exit_0_failed_cells_exit_1(tmp_path, site):
     assert "Traceback" not in out.stderr
     with sqlite3.connect(tmp_path / "b.sqlite") as con:
         rows = dict(con.execute("SELECT status, error FROM cells").fetchall())
-    assert rows["failed"] == "RuntimeError: this objective always fails"
+    line = 1 + OBJECTIVES.splitlines().index(
+        '        raise RuntimeError("this objective always fails")')
+    assert rows["failed"] == ("RuntimeError: this objective always fails [plugin outcomes "
+                              f"(outcome-objectives), outcome_objectives.py:{line}]")
 
 
 def test_two_concurrent_runs_execute_each_cell_once(tmp_path, site):
