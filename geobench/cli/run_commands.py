@@ -74,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
     from geobench.report.leaderboard import publish
     from geobench.report.paths import leaderboard_path
     from geobench.run.runner import RunOptions, run_suite
+    from geobench.run.store import stored_configs
     from geobench.suite import load_suite
 
     loaded = load_suite(args.suite)
     if not args.no_leaderboard:  # before any cell trains: a bad --out costs no run
         check_writable(leaderboard_path(loaded, args.profile, args.store, args.out))
-    study = open_study(args, loaded)
+    study = open_study(args, loaded, lambda: stored_configs(args.store), runs=True)
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
     run_options = RunOptions(
