@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, create_model
 
 from geobench.contract.errors import RegistryError
-from geobench.contract.param_models import nested_kinds, nested_specs
+from geobench.contract.param_models import FieldDoc, nested_kinds, nested_specs
 from geobench.contract.registry import Entry, Registry
 from geobench.contract.spec import COMPONENT_KINDS
 from geobench.records import Cell
@@ -47,7 +47,9 @@ class StandInParams(BaseModel):
 
 @dataclass
 class StandIn:
-    """What the stored records say of one component no loaded plugin registers."""
+    """What the stored records say of one component no loaded plugin registers. A metric's
+    fields read as undeclared (no unit, no direction: the plugin declares them), and the
+    page says so."""
 
     kind: str
     name: str
@@ -57,8 +59,10 @@ class StandIn:
     def entry(self) -> Entry:
         params = create_model(f"StandIn_{self.name}", __base__=StandInParams,
                               **{f: (Any, None) for f in sorted(self.fields)})
+        unknown = FieldDoc(f"(not declared here: {self.plugin} is not loaded)")
         return Entry(self.kind, self.name, self._refuse, params,
-                     f"read from the store: {self.plugin} is not loaded", self.plugin, "?")
+                     f"read from the store: {self.plugin} is not loaded", self.plugin, "?",
+                     {"*": unknown} if self.kind == "metrics" else {})
 
     @property
     def plugin(self) -> str:
@@ -93,25 +97,27 @@ class StoredRegistry(Registry):
     def complete(self, cells: list[Cell], cell_id: Callable[[dict[str, Any]], str]
                  ) -> list[Cell]:
         """Each of ``cells`` as the stored cell its record agrees with (see the module), a
-        stored cell whose payload ``cell_id`` hashes to its id; where several agree, each
-        grid point first takes the one only it agrees with, then the one finished last."""
+        stored cell whose payload ``cell_id`` hashes to its id. A stored cell that several
+        grid points agree with is the one that gives the most values (the others leave to
+        the plugin's defaults what it gives; none where two give as many); a grid point
+        with several stored cells (other versions of the plugin) is the one finished last."""
         by_key = self._stored_by_key()
-        candidates = [[s for s in by_key.get(_key(c), []) if self._agrees(c, s, cell_id)]
-                      for c in cells]
-        chosen: list[StoredConfig | None] = [None] * len(cells)
-        taken: set[str] = set()
-        for pick in (_only, _last):
-            changed = True
-            while changed:
-                changed = False
-                for i, found in enumerate(candidates):
-                    left = [s for s in found if s[0] not in taken]
-                    if chosen[i] is None and left and (one := pick(left)) is not None:
-                        chosen[i], changed = one, True
-                        taken.add(one[0])
-        return [c if s is None else replace(c, id=s[0], arms=s[1]["arms"],
-                                            versions=s[1]["versions"])
-                for c, s in zip(cells, chosen)]
+        owners: dict[str, list[int]] = {}
+        for i, cell in enumerate(cells):
+            for stored in by_key.get(_key(cell), []):
+                if self._agrees(cell, stored, cell_id):
+                    owners.setdefault(stored[0], []).append(i)
+        chosen: dict[int, StoredConfig] = {}
+        for stored in self.stored:
+            points = owners.get(stored[0], [])
+            given = sorted(((_leaves(cells[i].arms), i) for i in points), reverse=True)
+            if not given or (len(given) > 1 and given[0][0] == given[1][0]):
+                continue
+            i = given[0][1]
+            if i not in chosen or (stored[2] or 0.0) > (chosen[i][2] or 0.0):
+                chosen[i] = stored
+        return [replace(c, id=s[0], arms=s[1]["arms"], versions=s[1]["versions"])
+                if (s := chosen.get(i)) is not None else c for i, c in enumerate(cells)]
 
     def _stored_by_key(self) -> dict[tuple[Any, ...], list[StoredConfig]]:
         by_key: dict[tuple[Any, ...], list[StoredConfig]] = {}
@@ -141,12 +147,13 @@ def _key(cell: Cell) -> tuple[Any, ...]:
     return cell.suite, cell.profile, cell.trial_seed
 
 
-def _only(left: list[StoredConfig]) -> StoredConfig | None:
-    return left[0] if len(left) == 1 else None
-
-
-def _last(left: list[StoredConfig]) -> StoredConfig:
-    return max(left, key=lambda s: s[2] or 0.0)
+def _leaves(doc: Any) -> int:
+    """How many values ``doc`` gives (the scalars of its mappings and lists)."""
+    if isinstance(doc, dict):
+        return sum(_leaves(v) for v in doc.values())
+    if isinstance(doc, list):
+        return sum(_leaves(v) for v in doc)
+    return 1
 
 
 def _within(given: Any, stored: Any) -> bool:
