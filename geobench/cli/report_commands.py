@@ -12,6 +12,15 @@ from tabulate import tabulate
 
 from geobench.cli.command import Command
 from geobench.study.arguments import open_study, suite_options
+from geobench.study.pipeline import Study
+
+
+def _stored_study(args: argparse.Namespace) -> Study:
+    """The study of a command that only reads the store: components whose plugin is not
+    loaded are read from the stored cells."""
+    from geobench.run.store import stored_configs
+
+    return open_study(args, stored=lambda: stored_configs(args.store))
 
 
 def _results_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,7 +44,7 @@ def results(args: argparse.Namespace) -> int:
         print("geobench results: --series goes with --csv (every series point as CSV)",
               file=sys.stderr)
         return 2
-    cells = open_study(args).cells
+    cells = _stored_study(args).cells
     if args.failed:
         print(_failures_text(failure_records(args.store, cells), len(cells)), end="")
         return 0
@@ -92,7 +101,7 @@ def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:
 def leaderboard(args: argparse.Namespace) -> int:
     from geobench.report.leaderboard import publish
 
-    print(f"wrote {publish(open_study(args), args.store, args.out, args.force)}")
+    print(f"wrote {publish(_stored_study(args), args.store, args.out, args.force)}")
     return 0
 
 
@@ -141,7 +150,7 @@ def claims(args: argparse.Namespace) -> int:
     if refused:
         print(f"geobench claims: {refused}", file=sys.stderr)
         return 2
-    study = open_study(args)
+    study = _stored_study(args)
     if not study.loaded.suite.claims:
         print(f"{args.suite}: the suite declares no claims", file=sys.stderr)
         return 0

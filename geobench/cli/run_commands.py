@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from geobench.report.overwrite import check_before_run
     from geobench.report.paths import leaderboard_path
     from geobench.run.runner import RunOptions, run_suite
+    from geobench.run.store import stored_configs
     from geobench.suite import load_suite
 
     loaded = load_suite(args.suite)
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         page = leaderboard_path(loaded, args.profile, args.store, args.out)
         check_writable(page)
         check_before_run(page, args.store, args.force)
-    study = open_study(args, loaded)
+    study = open_study(args, loaded, lambda: stored_configs(args.store), runs=True)
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}
     run_options = RunOptions(

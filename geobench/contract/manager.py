@@ -52,6 +52,7 @@ class Plugins:
         self.pm = pluggy.PluginManager(GROUP)
         self.pm.add_hookspecs(hooks.Specs)
         self.info: dict[str, PluginInfo] = {}
+        self.failed: dict[str, str] = {}  # plugin name -> why it is not loaded (one line)
         for name, module in BUILTINS.items():
             self._add(import_module(module), name, "geobench", _version("geobench"))
         self._load_entry_points()
@@ -80,8 +81,8 @@ class Plugins:
             try:
                 plugin = ep.load()
             except (Exception, SystemExit) as exc:  # a broken plugin must not take others down
-                warn(f"plugin {ep.name!r} (dist {dist} {version}) failed to load: "
-                     f"{describe_failure(exc)}")
+                self._fail(ep.name, f"plugin {ep.name!r} (dist {dist} {version}) failed to "
+                                    f"load: {describe_failure(exc)}")
                 continue
             self._add(plugin, ep.name, dist, version)
 
@@ -94,7 +95,8 @@ class Plugins:
         try:
             self.pm.register(plugin, name=name)
         except (Exception, SystemExit) as exc:
-            warn(f"plugin {name!r} (dist {dist} {version}) skipped: {describe_failure(exc)}")
+            self._fail(name, f"plugin {name!r} (dist {dist} {version}) skipped: "
+                             f"{describe_failure(exc)}")
             return
         callers = self.pm.get_hookcallers(plugin) or []
         hooks = tuple(sorted(c.name for c in callers if c.name in HOOKS))
@@ -104,7 +106,12 @@ class Plugins:
         """Unregister plugin ``name`` with a warning naming it and ``reason``."""
         info = self.info.pop(name)
         self.pm.unregister(name=name)
-        warn(f"plugin {name!r} (dist {info.dist} {info.version}) skipped: {reason}")
+        self._fail(name, f"plugin {name!r} (dist {info.dist} {info.version}) skipped: {reason}")
+
+    def _fail(self, name: str, message: str) -> None:
+        """Warn that plugin ``name`` is not loaded, and keep ``message`` in ``failed``."""
+        self.failed[name] = message
+        warn(message)
 
     def call(self, name: str, hook: str, **kwargs: object) -> None:
         """Call plugin ``name``'s implementations of ``hook`` (from pluggy's hook caller)."""
@@ -137,7 +144,8 @@ def load_registry(extra_plugins: tuple[object, ...] = ()) -> Registry:
 
 
 def build_registry(plugins: Plugins) -> Registry:
-    """Every plugin's components; a plugin whose hook fails or clashes is dropped whole."""
+    """Every plugin's components; a plugin whose hook fails or clashes is dropped whole. The
+    registry's ``unloaded`` names the plugins that failed to load or were dropped."""
     registry = Registry()
     for name, info in list(plugins.info.items()):
         staged = Registry()
@@ -150,6 +158,7 @@ def build_registry(plugins: Plugins) -> Registry:
         except (Exception, SystemExit) as exc:
             plugins.drop(name, str(exc) if isinstance(exc, RegistryError)
                          else describe_failure(exc))
+    registry.unloaded = dict(plugins.failed)
     return registry
 
 

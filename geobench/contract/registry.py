@@ -62,9 +62,15 @@ def _type_name(annotation: Any) -> str:
 
 @dataclass
 class Registry:
+    """Every loaded component by kind and name. Named when a name is not registered:
+    ``unloaded``, plugin name -> why it is not loaded (it failed to load, or was dropped),
+    and ``absent``, (kind, name) -> where a component not loaded is known from."""
+
     entries: dict[str, dict[str, Entry]] = field(
         default_factory=lambda: {kind: {} for kind in KINDS}
     )
+    unloaded: dict[str, str] = field(default_factory=dict)
+    absent: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def add(self, entry: Entry) -> None:
         self._check_free(entry)
@@ -95,11 +101,17 @@ class Registry:
         try:
             return self.entries[kind][name]
         except KeyError:
-            allowed = ", ".join(self.names(kind)) or "none"
-            raise RegistryError(
-                f"{name!r} is not a registered {kind[:-1]}{did_you_mean(name, self.names(kind))}"
-                f"; registered: {allowed}"
-            ) from None
+            raise RegistryError(self.not_registered(kind, name)) from None
+
+    def not_registered(self, kind: str, name: str) -> str:
+        """Why ``name`` is no ``kind`` here: the names registered, where it is known from,
+        and the plugins that are not loaded."""
+        allowed = ", ".join(self.names(kind)) or "none"
+        known = self.absent.get((kind, name))
+        unloaded = "".join(f"; {why}" for why in ([known] if known else []) +
+                           list(self.unloaded.values()))
+        return (f"{name!r} is not a registered {kind[:-1]}{did_you_mean(name, self.names(kind))}"
+                f"; registered: {allowed}{unloaded}")
 
     def build(self, kind: str, spec: dict[str, Any], ctx: BuildContext) -> Any:
         """Build the component ``spec`` (``{name: ..., **params}``) of ``kind``."""

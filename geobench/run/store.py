@@ -346,6 +346,13 @@ class Store:
                                (table,)).fetchone() is not None
 
     @_guarded
+    def configs(self) -> list[tuple[str, dict[str, Any], float | None]]:
+        """(id, config, finished) of every stored cell: each cell's recorded suite, profile,
+        trial seed, resolved arms and versions."""
+        rows = self.db.execute("SELECT id, config, finished FROM cells ORDER BY id").fetchall()
+        return [(r[0], json.loads(r[1]), r[2]) for r in rows]
+
+    @_guarded
     def arm_statuses(self, ids: list[str]) -> dict[str, dict[str, ArmStatus]]:
         """Each arm's stored status of those of ``ids`` that have them (a cell written
         before arms had statuses has none: its arms read as the cell's status)."""
@@ -382,3 +389,18 @@ class Store:
 
 def _chunks(ids: list[str], size: int = 500) -> list[list[str]]:
     return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
+def stored_configs(path: str | Path) -> list[tuple[str, dict[str, Any], float | None]]:
+    """``Store.configs`` of the store at ``path``, read only; none where it cannot be read
+    (the command that reads it reports why)."""
+    try:
+        store = Store(path, read_only=True)
+    except StoreError:
+        return []
+    try:
+        return store.configs()
+    except StoreError:
+        return []
+    finally:
+        store.close()

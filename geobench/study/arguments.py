@@ -5,12 +5,15 @@ Every command that reads a suite, and every plugin's figure command, takes them.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from geobench.contract.manager import registry as loaded_registry
+from geobench.contract.manager import warn
 from geobench.records import DEFAULT_STORE
 from geobench.study.pipeline import Study
 from geobench.suite import CELL_LIMIT, LoadedSuite, load_suite
+from geobench.suite.stand_ins import StoredConfig, StoredRegistry, with_absent, with_stand_ins
 from geobench.suite.yamlio import SuiteError, parse_yaml
 
 
@@ -32,13 +35,36 @@ def suite_options(p: argparse.ArgumentParser, store: bool = True) -> None:
         p.add_argument("--store", default=DEFAULT_STORE, help=f"results store ({DEFAULT_STORE})")
 
 
-def open_study(args: argparse.Namespace, loaded: LoadedSuite | None = None) -> Study:
+def open_study(args: argparse.Namespace, loaded: LoadedSuite | None = None,
+               stored: Callable[[], list[StoredConfig]] | None = None,
+               runs: bool = False) -> Study:
     """The study ``suite_options`` select: the suite (``loaded``, when the command read it
     already) validated once, seen through ``--profile`` under ``--set``, ``--only`` and
-    ``--cell-limit``."""
+    ``--cell-limit``. ``stored``: the store's cells. A command that only reads them reads
+    components of plugins that are not loaded from them (``suite.stand_ins``), with one
+    warning naming those plugins; one that ``runs`` cells refuses such a component, naming
+    the plugin the store says provided it."""
     loaded = loaded or load_suite(args.suite)  # the options read, and refused, in this order
     registry, changes, limit = loaded_registry(), overrides("--set", args.set), cell_limit(args)
-    return Study(loaded, registry, args.profile, changes, pairs("--only", args.only), limit)
+    if stored is not None:
+        registry = (with_absent if runs else with_stand_ins)(registry, stored())
+    study = Study(loaded, registry, args.profile, changes, pairs("--only", args.only), limit)
+    if isinstance(registry, StoredRegistry) and registry.used:
+        warn(not_loaded(registry))
+    return study
+
+
+def not_loaded(registry: StoredRegistry) -> str:
+    """One line: the plugins whose components are read as the stored cells recorded them,
+    each with why it is not loaded where the plugin manager knows (it failed to load, or
+    was skipped)."""
+    plugins = []
+    for origin, version in sorted(registry.missing().items()):
+        why = registry.unloaded.get(origin.split(" (")[0], "").partition(") ")[2]
+        plugins.append(f"{origin} {version} " + (why or "is not loaded"))
+    used = ", ".join(f"{kind[:-1]} {name}" for kind, name in sorted(registry.used))
+    return (f"plugin {'; '.join(plugins) or '?'}; read as the stored cells recorded them: "
+            f"{used} (run and validate need the plugin)")
 
 
 def cell_limit(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from geobench.suite.load import LoadedSuite, Loc, format_loc
 from geobench.suite.merge import Accepts, View, accepts_of, deep_merge, get_dotted, profile_view
 from geobench.suite.resolve import Assignment, resolve_cell
 from geobench.suite.seeds import check_disjoint, seed_plan
+from geobench.suite.stand_ins import StoredRegistry
 
 CELL_LIMIT = 10_000
 """Most cells one profile may expand to, unless raised (``--cell-limit``)."""
@@ -211,7 +212,8 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
             uses: dict[Loc, filters.ExcludeUse] | None = None,
             only: dict[str, list[Any]] | None = None) -> list[Cell]:
     """The cells of one profile: axes checked and counted, then each grid point resolved
-    once and repeated for every trial seed; ``uses`` collects what each exclude entry met."""
+    once and repeated for every trial seed; ``uses`` collects what each exclude entry met.
+    Through stand-ins (``suite.stand_ins``), each cell is the stored one it agrees with."""
     suite, prof = loaded.suite, view.prof
     axes = _restrict(loaded, view, _axes(loaded, view, overrides), only or {})
     plan = seed_plan(loaded, view.name)
@@ -246,7 +248,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
                               {**varied, "trial_seed": seed}, versions, specs))
     if not cells:
         raise loaded.fail(exclude_loc, f"every cell of profile {view.name!r} is excluded")
-    return cells
+    return registry.complete(cells, cell_id) if isinstance(registry, StoredRegistry) else cells
 
 
 def validate_suite(loaded: LoadedSuite, registry: Registry,

@@ -19,6 +19,7 @@ from geobench.suite.compatibility import check_needs
 from geobench.suite.load import LoadedSuite, Loc
 from geobench.suite.merge import Accepts, View, assign, merge_run, overlay_run
 from geobench.suite.schema import MAX_NAME
+from geobench.suite.stand_ins import StoredRegistry
 from geobench.suite.yamlio import SuiteError
 from geobench.version import __version__
 
@@ -183,7 +184,8 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
     ``base_first``: check the base's values as written instead, each arm only completing
     what the base leaves out, so a base value that every arm overrides (``head.activation:
     gleu`` under arms that each set their own) is still validated; what the components need
-    of each other is checked on the arms as they run, not on this mixture."""
+    of each other is checked on the arms as they run, not on this mixture (nor through
+    stand-ins, whose cells ran already)."""
     suite, prof = loaded.suite, view.prof
     arms, specs, versions = {}, {}, {"geobench": __version__}
     fails = {}
@@ -214,7 +216,7 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
             if arms[arm][key] != arms[names[0]][key]:
                 raise loaded.fail(("arms", arm, key),
                                   f"arms train in lockstep and must share '{key}'")
-    if not base_first:  # the base's values are checked there, not the mixture as an arm
-        for arm, fail in fails.items():
+    if not base_first and not isinstance(registry, StoredRegistry):  # stored cells: they ran
+        for arm, fail in fails.items():  # the base's values are checked there, not the mix
             check_needs(registry, specs, arm, fail)
     return arms, specs, versions
