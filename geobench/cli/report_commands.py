@@ -10,6 +10,7 @@ import sys
 from tabulate import tabulate
 
 from geobench.cli.command import Command
+from geobench.cli.options import OUT_HELP
 from geobench.study.arguments import open_study, suite_options
 
 
@@ -56,8 +57,7 @@ def _status_text(record: dict) -> str:
 
 def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     suite_options(p)
-    p.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
-                                 "(default: leaderboards/<suite>.md in the store's folder)")
+    p.add_argument("--out", metavar="FOLDER", help=OUT_HELP)
 
 
 def leaderboard(args: argparse.Namespace) -> int:
