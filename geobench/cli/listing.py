@@ -27,11 +27,12 @@ def size(text: str) -> int:
     return len(text.encode())
 
 
-def wrap(text: str, cols: int, first: str, rest: str) -> list[str]:
-    """``text``'s words in lines of at most ``cols``: the first after ``first``, the others
-    after ``rest``; a word longer than a line is cut."""
+def wrap(text: str, cols: int, first: str, rest: str, last: str = "") -> list[str]:
+    """``text``'s words, then ``last`` kept whole where it fits, in lines of at most
+    ``cols``: the first after ``first``, the others after ``rest``; a word longer than a
+    line is cut."""
     lines, line, empty = [], first, True
-    for word in text.split():
+    for word in text.split() + ([last] if last else []):
         while word:
             joined = line + ("" if empty else " ") + word
             if size(joined) <= cols:
@@ -57,12 +58,12 @@ def kind_lines(kind: str, entries: Iterable[Entry], cols: int) -> list[str]:
     pad = " " * (2 + column + 2)
     lines = [f"{kind}:"]
     for e in entries:
-        about = f"{e.doc}  [{e.origin} {e.version}]".strip()
+        origin = f"[{e.origin} {e.version}]"
         if len(e.name) > column:
             lines.append(f"  {e.name}")
-            lines += wrap(about, cols, pad, pad)
+            lines += wrap(e.doc, cols, pad, pad, origin)
         else:
-            lines += wrap(about, cols, f"  {e.name:<{column}}  ", pad)
+            lines += wrap(e.doc, cols, f"  {e.name:<{column}}  ", pad, origin)
         for row in param_rows(e.params):
             doc = f"  — {row.doc}" if row.doc else ""
             lines += wrap(row.signature() + doc, cols, " " * 6, " " * 10)

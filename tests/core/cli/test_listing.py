@@ -36,6 +36,11 @@ def test_long_name_gets_its_own_line_and_lines_fit():
     ]
 
 
+def test_wrap_keeps_the_origin_whole():
+    assert wrap("a b", 14, "", "  ", "[p (d) 1.0]") == ["a b", "  [p (d) 1.0]"]
+    assert wrap("a", 14, "", "  ", "[p (d) 1.0]") == ["a [p (d) 1.0]"]
+
+
 def test_wrap_counts_bytes_and_cuts_long_words():
     assert wrap("≥≥≥ ab", 8, "", "") == ["≥≥", "≥ ab"]
     assert wrap("", 10, "  x", "") == ["  x"]
