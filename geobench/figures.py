@@ -5,12 +5,12 @@ go by default, the result keys and config values of a cell, and the one file wri
 A figure command is registered with ``cli.add(name, summary, arguments, main)``::
 
     def arguments(parser):
-        figure_options(parser, __doc__, "PNG path (default: ...)")
+        figure_options(parser, __doc__)
 
     def main(args):
         stored = read_stored(args, series=["neuron_histogram.weights"])
         ...
-        write_files({args.out or figure_folder(args.store) / f"{stored.stem}_x.png": png})
+        write_files({figure_path(args, stored, "x"): png})
 
 Problems are raised as ``SuiteError`` (no such suite file, an invalid suite or profile) and
 ``StoreError`` (no such store, not a store), which ``geobench`` prints as one line and
@@ -31,18 +31,34 @@ from geobench.study.arguments import open_study, suite_options
 from geobench.suite import get_dotted
 
 __all__ = ["Cell", "SINGLE_ARM", "SeriesRow", "StoredSuite", "cross_arm", "figure_bytes",
-           "figure_folder", "figure_options", "get_dotted", "metric_key", "read_stored",
-           "write_files"]
+           "figure_folder", "figure_options", "figure_path", "get_dotted", "metric_key",
+           "read_stored", "write_files"]
 
 
-def figure_options(parser: argparse.ArgumentParser, description: str | None, out_help: str,
-                   out_required: bool = False) -> None:
+OUT_HELP = ("the folder of the figures, each <suite>[_<profile>]_<name>.png (default: "
+            "leaderboards/ beside the store, where the page links them; a path ending in "
+            ".png names the figure itself)")
+
+
+def figure_options(parser: argparse.ArgumentParser, description: str | None,
+                   out_help: str = OUT_HELP, out_required: bool = False) -> None:
     """The options of every figure command: the suite path, ``--profile`` (default smoke),
     ``--set``, ``--only``, ``--cell-limit`` and ``--store`` as ``geobench claims`` takes
-    them, and ``--out`` (a ``Path``; None when not given and not required)."""
+    them, and ``--out``: a folder, as every command's (a ``Path``; None when not given and
+    not required; ``figure_path`` reads it)."""
     parser.description = description
     suite_options(parser)
-    parser.add_argument("--out", type=Path, required=out_required, help=out_help)
+    parser.add_argument("--out", type=Path, required=out_required, metavar="FOLDER",
+                        help=out_help)
+
+
+def figure_path(args: argparse.Namespace, stored: StoredSuite, name: str) -> Path:
+    """Where the figure ``name`` goes: ``<suite>[_<profile>]_<name>.png`` in the ``--out``
+    folder, by default ``leaderboards/`` beside the store; an ``--out`` ending in ``.png``
+    names the figure itself."""
+    if args.out is not None and Path(args.out).suffix == ".png":
+        return Path(args.out)
+    return Path(args.out or figure_folder(args.store)) / f"{stored.stem}_{name}.png"
 
 
 def read_stored(args: argparse.Namespace, series: Iterable[str] = ()) -> StoredSuite:

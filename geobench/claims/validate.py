@@ -21,42 +21,48 @@ from geobench.suite.checks import check_key, check_result_key, measured
 from geobench.suite.expand import validate_suite
 from geobench.suite.filters import Checking, check_where
 from geobench.suite.load import Loc
+from geobench.suite.problems import Problems
 from geobench.suite.schema import Claim
 
 
 def checked_profiles(loaded: LoadedSuite, registry: Registry,
                      cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
-    """Every profile's cells (``validate_suite``), with the claims checked on them."""
-    profiles = validate_suite(loaded, registry, cell_limit)
+    """Every profile's cells (``validate_suite``), with the claims checked on them; where
+    the profiles have problems, they are raised with those of the names each claim uses
+    (which need no cell)."""
+    problems = Problems()
+    profiles: dict[str, list[Cell]] = {}
+    with problems.check():
+        profiles = validate_suite(loaded, registry, cell_limit)
+    for i, claim in enumerate(loaded.suite.claims):
+        with problems.check():
+            _check_claim_names(loaded, i, claim)
+    problems.raise_found()
     check_claims(loaded, registry, profiles)
     return profiles
 
 
 def check_claims(loaded: LoadedSuite, registry: Registry,
                  profiles: dict[str, list[Cell]]) -> None:
-    """Every claim of the suite against every profile's cells, as the module says."""
-    check_names(loaded)
-    for name, cells in profiles.items():
-        check_claim_metrics(loaded, registry, cells, name)
-    checking = Checking(loaded, profiles)
-    for loc, claim, part, own in _parts(loaded):
-        what = f"claim {claim.id!r}"
-        for at, where in _alternatives(loc, own):
-            check_where(checking, at, what, where)
-        form_of(part).check(checking, loc, what, part)
+    """Every claim of the suite against every profile's cells, as the module says; the
+    problems of each claim at once (its first), then the power of every profile's family
+    once every claim is sound."""
+    problems, checking = Problems(), Checking(loaded, profiles)
+    specs = {name: measured(cells) for name, cells in profiles.items()}
     for i, claim in enumerate(loaded.suite.claims):
-        _check_decidable(loaded, i, claim, profiles)
+        with problems.check():  # each claim's problem, whatever the others'
+            _check_claim_names(loaded, i, claim)
+            for name, measures in specs.items():
+                _check_metrics(loaded, registry, measures, name, i, claim)
+            for at, part, own in _tested(claim):
+                loc, what = ("claims", i) + at, f"claim {claim.id!r}"
+                for where_at, where in _alternatives(loc, own):
+                    check_where(checking, where_at, what, where)
+                form_of(part).check(checking, loc, what, part)
+            _check_decidable(loaded, i, claim, profiles)
+    problems.raise_found()
     for name, cells in profiles.items():
         _check_power(loaded, registry, name, cells)
-
-
-def _parts(loaded: LoadedSuite) -> list[tuple[Loc, Claim, Claim, Any]]:
-    """(location, claim, part, the ``where`` written for the part) of every part and
-    control of every claim, the claim itself first; an ``also`` part that tests the claim's
-    cells has None."""
-    return [(("claims", i) + at, claim, part, own)
-            for i, claim in enumerate(loaded.suite.claims)
-            for at, part, own in _tested(claim)]
 
 
 def _tested(claim: Claim) -> list[tuple[Loc, Claim, Any]]:
@@ -77,10 +83,21 @@ def _alternatives(loc: Loc, where: Any) -> list[tuple[Loc, dict[str, Any]]]:
 
 
 def check_names(loaded: LoadedSuite) -> None:
-    """Every key a claim names is a run-spec key, and every arm it names exists."""
+    """Every key a claim names is a run-spec key, and every arm it names exists (every
+    claim's problem at once)."""
+    problems = Problems()
+    for i, claim in enumerate(loaded.suite.claims):
+        with problems.check():
+            _check_claim_names(loaded, i, claim)
+    problems.raise_found()
+
+
+def _check_claim_names(loaded: LoadedSuite, index: int, whole: Claim) -> None:
+    """The keys and arms that the parts and controls of the claim ``whole`` name."""
     suite = loaded.suite
     arms = list(suite.arms) or [SINGLE_ARM]
-    for loc, _, claim, _ in _parts(loaded):
+    for inside, claim, _ in _tested(whole):
+        loc = ("claims", index) + inside
         named = [parse_metric_key(claim.metric).arm] if "/" in claim.metric else []
         for where in claim.alternatives:
             if "arm" in where:
@@ -116,18 +133,28 @@ def check_names(loaded: LoadedSuite) -> None:
 
 def check_claim_metrics(loaded: LoadedSuite, registry: Registry, cells: list[Cell],
                          profile: str) -> None:
-    """Every claim's metric is measured in the profile, with a field the metric declares."""
-    specs = measured(cells)
+    """Every claim's metric is measured in the profile, with a field the metric declares
+    (every claim's problem at once)."""
+    specs, problems = measured(cells), Problems()
     for i, claim in enumerate(loaded.suite.claims):
-        for at, part, _ in _tested(claim):
-            loc = ("claims", i) + at
-            check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
-                              f"profile {profile!r}", f"claim {claim.id!r}")
-            doc = _field_doc(registry, part, specs)
-            _check_rate(loaded, loc, part, doc)
-            _check_censored(loaded, loc, part, doc)
-            if at[:1] != ("control",):
-                _check_absence(loaded, loc, claim, part, doc)
+        with problems.check():
+            _check_metrics(loaded, registry, specs, profile, i, claim)
+    problems.raise_found()
+
+
+def _check_metrics(loaded: LoadedSuite, registry: Registry, specs: dict[str, str],
+                   profile: str, index: int, claim: Claim) -> None:
+    """The metric of every part and control of ``claim`` in a profile measuring
+    ``specs``: measured, a declared field, a decidable rate, a valid test of a time."""
+    for at, part, _ in _tested(claim):
+        loc = ("claims", index) + at
+        check_result_key(loaded, registry, loc + ("metric",), part.metric, specs,
+                          f"profile {profile!r}", f"claim {claim.id!r}")
+        doc = _field_doc(registry, part, specs)
+        _check_rate(loaded, loc, part, doc)
+        _check_censored(loaded, loc, part, doc)
+        if at[:1] != ("control",):
+            _check_absence(loaded, loc, claim, part, doc)
 
 
 def _check_absence(loaded: LoadedSuite, loc: Loc, claim: Claim, part: Claim,

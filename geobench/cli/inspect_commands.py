@@ -12,6 +12,7 @@ from tabulate import tabulate
 
 from geobench.cli import options
 from geobench.cli.command import Command
+from geobench.cli.listing import kind_lines, width
 from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hooks import KINDS
 from geobench.records import Status
@@ -38,16 +39,9 @@ def list_components(args: argparse.Namespace) -> int:
                               "version": e.version, "params": e.param_rows(),
                               "fields": {k: vars(d) for k, d in e.fields.items()}}))
         return 0
+    cols = width()
     for kind in kinds:
-        print(f"{kind}:")
-        for e in (x for x in entries if x.kind == kind):
-            print(f"  {e.name:<22} {e.doc}  [{e.origin} {e.version}]")
-            for p in e.param_rows():
-                print(f"      {p['name']}: {p['type']} = {p['default']}"
-                      + (f"  — {p['doc']}" if p["doc"] else ""))
-            for name, d in e.fields.items():
-                unit = f" [{d.unit}]" if d.unit else ""
-                print(f"      -> {name}{unit} ({d.direction}): {d.description}")
+        print("\n".join(kind_lines(kind, (e for e in entries if e.kind == kind), cols)))
     return 0
 
 

@@ -1,9 +1,14 @@
-"""The argparse types of counts and durations that commands share."""
+"""The argparse types of counts and durations, and the help of ``--out``, that commands
+share: every command's ``--out`` is a folder."""
 
 from __future__ import annotations
 
 import argparse
 import math
+
+OUT_HELP = ("the folder to publish into: the page is FOLDER/<suite>[_<profile>].md, its CSV, "
+            "claims files, figures and record beside it (default: leaderboards/ beside the "
+            "store; a path ending in .md names the page itself)")
 
 
 def seconds(text: str) -> float:

@@ -11,6 +11,7 @@ import textwrap
 from tabulate import tabulate
 
 from geobench.cli.command import Command
+from geobench.cli.options import OUT_HELP
 from geobench.study.arguments import open_study, suite_options
 from geobench.study.pipeline import Study
 
@@ -92,8 +93,7 @@ def _status_text(record: dict) -> str:
 
 def _leaderboard_arguments(p: argparse.ArgumentParser) -> None:
     suite_options(p)
-    p.add_argument("--out", help="markdown path, e.g. leaderboards/<suite>.md to publish "
-                                 "(default: leaderboards/<suite>.md in the store's folder)")
+    p.add_argument("--out", metavar="FOLDER", help=OUT_HELP)
     p.add_argument("--force", action="store_true",
                    help="overwrite the page even where another store published it")
 

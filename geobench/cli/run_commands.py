@@ -57,8 +57,7 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-dir", metavar="DIR", help="the loggers' folder (default: logs/ "
                                                     "beside the store)")
     p.add_argument("--no-leaderboard", action="store_true", help="do not publish at the end")
-    p.add_argument("--out", help="leaderboard path (default: leaderboards/<suite>.md in the "
-                                 "store's folder)")
+    p.add_argument("--out", metavar="FOLDER", help=options.OUT_HELP)
     p.add_argument("--force", action="store_true",
                    help="overwrite the leaderboard even where another store published it")
 

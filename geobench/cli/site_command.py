@@ -12,9 +12,9 @@ from geobench.cli.command import Command
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="site", help="folder to build the site in (default: site; "
-                                                 "rebuilt in place, never a folder of "
-                                                 "other files)")
+    p.add_argument("--out", default="site", metavar="FOLDER",
+                   help="the folder to build the site in (default: site; rebuilt in place, "
+                        "never a folder of other files)")
     source = p.add_mutually_exclusive_group()
     source.add_argument("--boards", default="leaderboards",
                         help="the published leaderboards' folder (default: leaderboards)")

@@ -50,7 +50,7 @@ def nested_specs(model: type[BaseModel], field: str, value: Any
     mapping of specs (``dict[str, dict[...]]``), a list or tuple of specs, or else one spec."""
     if value is None:
         return []
-    shape = _shape(model.model_fields[field].annotation)
+    shape = nested_shape(model.model_fields[field].annotation)
     if shape == "map":
         return [((key,), spec) for key, spec in value.items()]
     if shape == "list":
@@ -58,7 +58,7 @@ def nested_specs(model: type[BaseModel], field: str, value: Any
     return [((), value)]
 
 
-def _shape(annotation: Any) -> str:
+def nested_shape(annotation: Any) -> str:
     """``map``, ``list`` or ``one``: what a ``Nested`` field of this type (``X | None``: X)
     holds."""
     if get_origin(annotation) in (Union, UnionType):

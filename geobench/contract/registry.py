@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_origin
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -12,6 +12,7 @@ from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hooks import KINDS
 from geobench.contract.needs import Gives, Needs
 from geobench.contract.param_models import EmptyParams, FieldDoc
+from geobench.contract.param_text import param_rows
 
 if TYPE_CHECKING:
     from geobench.contract.interfaces import BuildContext, Factory
@@ -42,22 +43,10 @@ class Entry:
         return next((d for pat, d in self.fields.items() if fnmatch.fnmatchcase(name, pat)),
                     None)
 
-    def param_rows(self) -> list[dict[str, str]]:
-        rows = []
-        for fname, finfo in self.params.model_fields.items():
-            default = ("required" if finfo.is_required()
-                       else repr(finfo.get_default(call_default_factory=True)))
-            rows.append(
-                {"name": fname, "type": _type_name(finfo.annotation), "default": default,
-                 "doc": finfo.description or ""}
-            )
-        return rows
-
-
-def _type_name(annotation: Any) -> str:
-    plain = isinstance(annotation, type) and get_origin(annotation) is None
-    text = annotation.__name__ if plain else str(annotation)
-    return text.replace("typing.", "")
+    def param_rows(self) -> list[dict[str, Any]]:
+        """Every field of the params model as JSON: name, type, default, doc, constraints
+        (``geobench.contract.param_text``)."""
+        return [row.record() for row in param_rows(self.params)]
 
 
 @dataclass

@@ -1,13 +1,12 @@
-"""Where a suite's published files go by default: ``leaderboards/`` beside the store, each
-named for the suite and, outside smoke, its profile (``<suite>[_<profile>]``); and how a
-page names a path."""
+"""Where a suite's published files go: the ``--out`` folder, by default ``leaderboards/``
+beside the store, each named for the suite and, outside smoke, its profile
+(``<suite>[_<profile>]``); and how a page names a path."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from geobench.publish.output import OutputError
 from geobench.suite import LoadedSuite
 from geobench.suite.yamlio import SuiteError
 
@@ -33,18 +32,15 @@ def board_folder(store: str | Path) -> Path:
 
 
 def leaderboard_path(loaded: LoadedSuite, profile: str, store: str | Path,
-                     out: str | None = None) -> Path:
-    """``out`` (a ``.md`` path: the CSV, claims files and figures go beside it), else
-    ``leaderboards/<suite>[_<profile>].md`` beside the store (which the default path must
-    not leave)."""
-    if out:
-        if Path(out).suffix != ".md":
-            raise OutputError(f"--out {out}: a leaderboard path ends in .md (its CSV, "
-                              "claims files and figures are written beside it)")
+                     out: str | Path | None = None) -> Path:
+    """``<folder>/<suite>[_<profile>].md``, its CSV, claims files and figures beside it:
+    the folder is ``out`` (``--out``), else ``leaderboards/`` beside the store, and the page
+    may not leave it. An ``out`` ending in ``.md`` names the page itself."""
+    if out and Path(out).suffix == ".md":
         return Path(out)
-    folder = board_folder(store)
+    folder = Path(out) if out else board_folder(store)
     path = folder / f"{stem(loaded.suite.name, profile)}.md"
     if Path(os.path.normpath(path)).parent != Path(os.path.normpath(folder)):  # no symlinks
         raise SuiteError(f"{loaded.path}: leaderboard path {path} leaves {folder}; name the "
-                         "suite and profile with [A-Za-z0-9_.-] only, or give --out")
+                         "suite and profile with [A-Za-z0-9_.-] only, or give --out PAGE.md")
     return path

@@ -10,12 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from geobench.contract.errors import describe_validation_error, did_you_mean, error_loc
+from geobench.contract.errors import did_you_mean
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import RunSpec
 from geobench.records import SINGLE_ARM, TRAIN_LOSS_KEY, Cell, parse_metric_key
-from geobench.suite.load import LoadedSuite, Loc
+from geobench.suite.load import LoadedSuite, Loc, validation_errors
 from geobench.suite.merge import get_dotted
+from geobench.suite.problems import Problems
 from geobench.suite.where import EXTRA_KEYS, config_value
 
 
@@ -39,35 +40,46 @@ def check_key(loaded: LoadedSuite, loc: Loc, key: str, arms: dict[str, Any],
                  f"keys start with one of: {', '.join(fields)}, arms")
 
 
-def check_structure(loaded: LoadedSuite) -> None:
-    """Keys outside the run spec: profile arms, exclude entries, leaderboard rows, columns,
-    labels, plot ``x`` and tables."""
-    suite = loaded.suite
-    for name, prof in suite.profiles.items():
-        for arm in prof.arms:
-            if arm not in suite.arms:
-                raise loaded.fail(("profiles", name, "arms", arm),
-                                  f"unknown arm {arm!r}; arms: {', '.join(suite.arms) or 'none'}")
+def check_excludes(loaded: LoadedSuite) -> None:
+    """Every exclude entry (the suite's and its profiles') names keys, each a run-spec key;
+    every problem of them at once."""
+    suite, problems = loaded.suite, Problems()
     excludes = [(("exclude",), suite.exclude)]
     excludes += [(("profiles", n, "exclude"), p.exclude) for n, p in suite.profiles.items()]
     for loc, entries in excludes:
         for i, entry in enumerate(entries or []):
             if not entry:
-                raise loaded.fail(loc + (i,), "an exclude entry needs at least one key "
-                                              "(an empty one drops every cell)")
+                problems.add(loaded.fail(loc + (i,), "an exclude entry needs at least one key "
+                                                     "(an empty one drops every cell)"))
             for key in entry:
-                check_key(loaded, loc + (i, key), key, suite.arms)
+                with problems.check():
+                    check_key(loaded, loc + (i, key), key, suite.arms)
+    problems.raise_found()
+
+
+def check_structure(loaded: LoadedSuite) -> None:
+    """Keys outside the run spec besides the exclude entries: profile arms, leaderboard
+    rows, columns, labels, plot ``x`` and tables; every problem of them at once."""
+    suite = loaded.suite
+    problems = Problems()
+    for name, prof in suite.profiles.items():
+        for arm in prof.arms:
+            if arm not in suite.arms:
+                problems.add(loaded.fail(("profiles", name, "arms", arm), f"unknown arm "
+                                         f"{arm!r}; arms: {', '.join(suite.arms) or 'none'}"))
     board, extra = suite.leaderboard, EXTRA_KEYS
-    for i, key in enumerate(board.rows or []):
-        check_key(loaded, ("leaderboard", "rows", i), key, suite.arms, extra)
+    keys = [(("leaderboard", "rows", i), key, extra) for i, key in enumerate(board.rows or [])]
     if board.columns is not None:
-        check_key(loaded, ("leaderboard", "columns"), board.columns, suite.arms, extra)
-    for key in board.labels:
-        check_key(loaded, ("leaderboard", "labels", key), key, suite.arms, extra)
-    for i, plot in enumerate(board.plots):
-        if not isinstance(plot, str) and plot.x is not None:
-            check_key(loaded, ("leaderboard", "plots", i, "x"), plot.x, suite.arms)
-    check_tables(loaded)
+        keys.append((("leaderboard", "columns"), board.columns, extra))
+    keys += [(("leaderboard", "labels", key), key, extra) for key in board.labels]
+    keys += [(("leaderboard", "plots", i, "x"), plot.x, ()) for i, plot in
+             enumerate(board.plots) if not isinstance(plot, str) and plot.x is not None]
+    for loc, key, allowed in keys:
+        with problems.check():
+            check_key(loaded, loc, key, suite.arms, allowed)
+    with problems.check():
+        check_tables(loaded)
+    problems.raise_found()
 
 
 def check_tables(loaded: LoadedSuite) -> None:
@@ -109,16 +121,22 @@ def check_tables(loaded: LoadedSuite) -> None:
 
 
 def check_components(loaded: LoadedSuite, registry: Registry) -> None:
-    """The suite's default executor and its loggers are registered, with valid params."""
+    """The suite's default executor and its loggers are registered, with valid params
+    (every problem of them at once)."""
+    problems = Problems()
     if loaded.suite.executor is not None:
-        _check_component(loaded, registry, ("executor",), "executors", loaded.suite.executor)
+        with problems.check():
+            _check_component(loaded, registry, ("executor",), "executors",
+                             loaded.suite.executor)
     seen: set[str] = set()
     for i, spec in enumerate(loaded.suite.loggers):
-        _check_component(loaded, registry, ("loggers", i), "loggers", spec)
-        if spec["name"] in seen:
-            raise loaded.fail(("loggers", i, "name"), f"logger {spec['name']!r} is listed "
-                                                      "twice; list each logger once")
-        seen.add(spec["name"])
+        with problems.check():
+            _check_component(loaded, registry, ("loggers", i), "loggers", spec)
+            if spec["name"] in seen:
+                raise loaded.fail(("loggers", i, "name"), f"logger {spec['name']!r} is listed "
+                                                          "twice; list each logger once")
+            seen.add(spec["name"])
+    problems.raise_found()
 
 
 def _check_component(loaded: LoadedSuite, registry: Registry, loc: Loc, kind: str,
@@ -134,9 +152,8 @@ def _check_component(loaded: LoadedSuite, registry: Registry, loc: Loc, kind: st
     except RegistryError as exc:
         raise loaded.fail(loc + ("name",), str(exc)) from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise loaded.fail(loc + error_loc(err, params),
-                          describe_validation_error(err, entry.params)) from None
+        raise validation_errors(exc, params, lambda at, message: loaded.fail(loc + at, message),
+                                entry.params) from None
 
 
 def measured(cells: list[Cell]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from geobench.records import Cell
 from geobench.suite import checks, filters
 from geobench.suite.load import LoadedSuite, Loc, format_loc
 from geobench.suite.merge import Accepts, View, accepts_of, deep_merge, get_dotted, profile_view
+from geobench.suite.problems import Problems
 from geobench.suite.resolve import Assignment, resolve_cell
 from geobench.suite.seeds import check_disjoint, seed_plan
 from geobench.suite.stand_ins import StoredRegistry
@@ -44,26 +45,30 @@ def _axes(loaded: LoadedSuite, view: View, overrides: dict[str, Any]) -> list[Ax
     zloc: Loc = (view.loc + ("zip",)) if use_prof_zip else ("zip",)
     axes: list[Axis] = []
     varied: dict[str, Loc] = {}
+    problems = Problems()
     for loc, key, values in grid:
-        checks.check_key(loaded, loc, key, suite.arms)
-        if not values:
-            raise loaded.fail(loc, "a grid axis needs at least one value")
-        axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
-        _check_once(loaded, varied, key, loc)
+        with problems.check():  # each axis's problems, whatever the others'
+            checks.check_key(loaded, loc, key, suite.arms)
+            if not values:
+                raise loaded.fail(loc, "a grid axis needs at least one value")
+            axes.append([[(key, v, loc + (i,))] for i, v in enumerate(values)])
+            _check_once(loaded, varied, key, loc)
     for g, group in enumerate(zips):
-        lengths = {len(v) for v in group.values()}
-        if not group or 0 in lengths:
-            raise loaded.fail(zloc + (g,), "a zip group needs at least one key, each with at "
-                                           "least one value")
-        if len(lengths) != 1:
-            raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths (got "
-                                           f"{', '.join(str(len(v)) for v in group.values())})")
-        for key in group:
-            checks.check_key(loaded, zloc + (g, key), key, suite.arms)
-            _check_once(loaded, varied, key, zloc + (g, key))
-        n = lengths.pop()
-        axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
-                     for i in range(n)])
+        with problems.check():
+            lengths = {len(v) for v in group.values()}
+            if not group or 0 in lengths:
+                raise loaded.fail(zloc + (g,), "a zip group needs at least one key, each "
+                                               "with at least one value")
+            if len(lengths) != 1:
+                raise loaded.fail(zloc + (g,), "zipped lists must have equal lengths (got "
+                                  f"{', '.join(str(len(v)) for v in group.values())})")
+            for key in group:
+                checks.check_key(loaded, zloc + (g, key), key, suite.arms)
+                _check_once(loaded, varied, key, zloc + (g, key))
+            n = lengths.pop()
+            axes.append([[(k, vals[i], zloc + (g, k, i)) for k, vals in group.items()]
+                         for i in range(n)])
+    problems.raise_found()
     for key, value in overrides.items():
         checks.check_key(loaded, ("--set", key), key, suite.arms)
         for other, where in varied.items():
@@ -224,6 +229,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
     exclude_loc = view.loc + ("exclude",) if use_prof_exclude else ("exclude",)
     cells: list[Cell] = []
     points: dict[str, Assignment] = {}
+    problems = Problems()
     for combo in itertools.product(*axes):
         assignment = [item for group in combo for item in group]
         varied = {key: value for key, value, _ in assignment}
@@ -238,14 +244,16 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
                     view.name, written, hit)
         if dropped:
             continue
-        arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
-        _check_distinct(loaded, points, cell_id({"arms": arms, "versions": versions}),
-                        assignment)
-        for seed in plan.seeds():
-            payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
-                       "arms": arms, "versions": versions}
-            cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,
-                              {**varied, "trial_seed": seed}, versions, specs))
+        with problems.check():  # each grid point's problems, whatever the others'
+            arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
+            _check_distinct(loaded, points, cell_id({"arms": arms, "versions": versions}),
+                            assignment)
+            for seed in plan.seeds():
+                payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
+                           "arms": arms, "versions": versions}
+                cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,
+                                  {**varied, "trial_seed": seed}, versions, specs))
+    problems.raise_found()
     if not cells:
         raise loaded.fail(exclude_loc, f"every cell of profile {view.name!r} is excluded")
     return registry.complete(cells, cell_id) if isinstance(registry, StoredRegistry) else cells
@@ -255,30 +263,41 @@ def validate_suite(loaded: LoadedSuite, registry: Registry,
                    cell_limit: int = CELL_LIMIT) -> dict[str, list[Cell]]:
     """Check the whole suite before any cell runs and return every profile's cells.
 
-    Checked: the exclude and leaderboard keys, the executor and the loggers; the
+    Checked: the exclude entries and leaderboard keys, the executor and the loggers; the
     base and each arm as written (merged over the base), so a value that every cell
     overrides is still checked (a base that leaves components to its profiles is checked
     merged into each); each profile's base and arms as written; the full expansion of
     every profile (at most ``cell_limit`` cells each, counted before any is built); and
-    that every filter can match (``filters``). The claims are checked on these cells by
-    ``geobench.claims.validate``.
+    that every filter can match (``filters``). Independent problems (the structure's keys,
+    each component, arm, grid point and profile) are raised together (``Problems``); the
+    filters and the leaderboard's metrics only once every profile expanded. The claims are
+    checked on these cells by ``geobench.claims.validate``.
     """
     suite = loaded.suite
-    checks.check_structure(loaded)
-    checks.check_components(loaded, registry)
+    problems = Problems()
+    with problems.check():
+        checks.check_structure(loaded)
+    excludes = problems.passes(lambda: checks.check_excludes(loaded))
+    with problems.check():
+        checks.check_components(loaded, registry)
     accepts = accepts_of(registry)
     required = [k for k, field in RunSpec.model_fields.items() if field.is_required()]
+    written = True
     if all(key in suite.base for key in required):  # else the profiles complete it
-        _check_as_written(loaded, registry, profile_view(loaded, "smoke", None, accepts),
-                          accepts)
+        written = problems.passes(lambda: _check_as_written(
+            loaded, registry, profile_view(loaded, "smoke", None, accepts), accepts))
     cells = {}
     uses: dict[Loc, filters.ExcludeUse] = {("exclude", i): filters.ExcludeUse()
                                            for i in range(len(suite.exclude))}
     for name in dict.fromkeys(["smoke", *suite.profiles]):
-        view = profile_view(loaded, name, suite.profiles.get(name), accepts)
-        if view.prof is not None:
-            _check_as_written(loaded, registry, view, accepts)
-        cells[name] = _expand(loaded, registry, view, {}, cell_limit, accepts, uses)
+        with problems.check():  # each profile's problems, whatever the others'
+            view = profile_view(loaded, name, suite.profiles.get(name), accepts)
+            if view.prof is not None:
+                _check_as_written(loaded, registry, view, accepts)
+            if excludes and (written or view.prof is not None):  # else its grid points
+                cells[name] = _expand(  # repeat the problems of the base, arms or excludes
+                    loaded, registry, view, {}, cell_limit, accepts, uses)
+    problems.raise_found()  # the filters and the leaderboard are checked on every profile
     filters.check_filters(loaded, cells, uses)
     checks.check_board_metrics(loaded, registry, cells)
     return cells

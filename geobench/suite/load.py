@@ -3,13 +3,15 @@ errors point at (``file:line: dotted.path: what is wrong``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from geobench.contract.errors import describe_validation_error, error_loc
+from geobench.suite.problems import combined
 from geobench.suite.schema import Suite
 from geobench.suite.yamlio import SuiteError, line_of, load_yaml
 
@@ -28,7 +30,7 @@ class LoadedSuite:
         return f"{self.path}{f':{line}' if line else ''}: {dotted}" if dotted else self.path
 
     def fail(self, loc: Loc, message: str) -> SuiteError:
-        return SuiteError(f"{self.where(loc)}: {message}")
+        return SuiteError(f"{self.where(loc)}: {message}", line_of(self.lines, loc))
 
 
 def format_loc(loc: Loc) -> str:
@@ -52,6 +54,20 @@ def load_suite(path: str | Path) -> LoadedSuite:
     try:
         loaded.suite = Suite.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise loaded.fail(error_loc(err, data), describe_validation_error(err, Suite)) from None
+        raise validation_errors(exc, data, loaded.fail, Suite) from None
     return loaded
+
+
+def validation_errors(exc: ValidationError, data: Any, fail: Callable[[Loc, str], SuiteError],
+                      model: type[BaseModel] | None = None) -> SuiteError:
+    """``exc``'s problems as one error (``combined``): ``fail(place, message)`` for each
+    place in ``data`` that ``exc`` finds wrong, with the first message about it; a place
+    inside or around one already reported adds nothing (a union's other members)."""
+    errors: list[SuiteError] = []
+    places: list[Loc] = []
+    for err in exc.errors():
+        at = error_loc(err, data)
+        if not any(at[:len(p)] == p or p[:len(at)] == at for p in places):
+            places.append(at)
+            errors.append(fail(at, describe_validation_error(err, model)))
+    return combined(errors)

@@ -10,14 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from geobench.contract.errors import describe_validation_error, error_loc
 from geobench.contract.param_models import nested_kinds, nested_specs
 from geobench.contract.registry import Registry, RegistryError
 from geobench.contract.spec import COMPONENT_KINDS, SHARED_ACROSS_ARMS, ArmSpec, Component, RunSpec
 from geobench.suite import checks
 from geobench.suite.compatibility import check_needs
-from geobench.suite.load import LoadedSuite, Loc
+from geobench.suite.load import LoadedSuite, Loc, validation_errors
 from geobench.suite.merge import Accepts, View, assign, merge_run, overlay_run
+from geobench.suite.problems import Problems
 from geobench.suite.schema import MAX_NAME
 from geobench.suite.stand_ins import StoredRegistry
 from geobench.suite.yamlio import SuiteError
@@ -72,8 +72,7 @@ def _resolve_arm(
     try:
         run = RunSpec.model_validate(spec)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise fail(error_loc(err, spec), describe_validation_error(err, RunSpec)) from None
+        raise validation_errors(exc, spec, fail, RunSpec) from None
     resolved = run.model_dump(mode="json")
     if not run.replicate:  # the record (and the cell id) names a replicate only when set
         del resolved["replicate"]
@@ -83,25 +82,29 @@ def _resolve_arm(
     items += [(None, "metrics", ("metrics", i)) for i in range(len(resolved["metrics"]))]
     ids: dict[str, int] = {}
     typed: dict[str, Any] = {"init": None, "metrics": []}
+    problems = Problems()
     for key, kind, path in items:
-        comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
-        if not isinstance(comp, dict) or not isinstance(comp.get("name"), str):
-            raise fail(path, f"a component is a mapping with 'name' (a registered {kind[:-1]})")
-        named = {"name": comp["name"]}
-        if kind == "metrics":
-            named["id"] = _metric_id(comp, path, ids, fail)
-        given = {k: v for k, v in comp.items() if k not in named}
-        params = _component(registry, kind, comp["name"], given, path, fail, versions)
-        if kind == "datasets":
-            checks.check_data(params, fail)
-        full = {**named, **params.model_dump(mode="json")}
-        component = Component(comp["name"], params, named.get("id"))
-        if len(path) == 1:
-            resolved[path[0]] = full
-            typed[key] = component
-        else:
-            resolved["metrics"][path[1]] = full
-            typed["metrics"].append(component)
+        with problems.check():  # each component's problems, whatever the others'
+            comp = resolved[path[0]] if len(path) == 1 else resolved["metrics"][path[1]]
+            if not isinstance(comp, dict) or not isinstance(comp.get("name"), str):
+                raise fail(path, f"a component is a mapping with 'name' (a registered "
+                                 f"{kind[:-1]})")
+            named = {"name": comp["name"]}
+            if kind == "metrics":
+                named["id"] = _metric_id(comp, path, ids, fail)
+            given = {k: v for k, v in comp.items() if k not in named}
+            params = _component(registry, kind, comp["name"], given, path, fail, versions)
+            if kind == "datasets":
+                checks.check_data(params, fail)
+            full = {**named, **params.model_dump(mode="json")}
+            component = Component(comp["name"], params, named.get("id"))
+            if len(path) == 1:
+                resolved[path[0]] = full
+                typed[key] = component
+            else:
+                resolved["metrics"][path[1]] = full
+                typed["metrics"].append(component)
+    problems.raise_found()
     typed["metrics"] = tuple(typed["metrics"])
     return resolved, versions, ArmSpec(train=run.train, replicate=run.replicate, **typed)
 
@@ -134,31 +137,33 @@ def _component(registry: Registry, kind: str, name: str, given: dict[str, Any], 
     except RegistryError as exc:
         raise fail(path + ("name",), str(exc)) from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise fail(path + error_loc(err, given),
-                   describe_validation_error(err, entry.params)) from None
+        raise validation_errors(exc, given, lambda at, message: fail(path + at, message),
+                                entry.params) from None
     bad = checks.non_finite(params.model_dump())
     if bad is not None:
         raise fail(path + bad, "must be a finite number, not NaN or infinity")
     versions[entry.origin] = entry.version
     filled = {}
+    problems = Problems()
     for field, inner_kind in nested_kinds(entry.params).items():
         given_value = getattr(params, field)
         value = copy.deepcopy(list(given_value) if isinstance(given_value, tuple) else given_value)
         for loc, spec in nested_specs(entry.params, field, value):
             at = path + (field, *loc)
-            if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-                raise fail(at, f"a nested component is a mapping with 'name' (a registered "
-                               f"{inner_kind[:-1]})")
-            inner = _component(registry, inner_kind, spec["name"],
-                               {k: v for k, v in spec.items() if k != "name"}, at, fail,
-                               versions, (*within, here))
-            full = {"name": spec["name"], **inner.model_dump(mode="json")}
-            if loc:
-                value[loc[0]] = full
-            else:
-                value = full
+            with problems.check():  # each nested spec's problems, whatever the others'
+                if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+                    raise fail(at, f"a nested component is a mapping with 'name' (a "
+                                   f"registered {inner_kind[:-1]})")
+                inner = _component(registry, inner_kind, spec["name"],
+                                   {k: v for k, v in spec.items() if k != "name"}, at, fail,
+                                   versions, (*within, here))
+                full = {"name": spec["name"], **inner.model_dump(mode="json")}
+                if loc:
+                    value[loc[0]] = full
+                else:
+                    value = full
         filled[field] = tuple(value) if isinstance(given_value, tuple) else value
+    problems.raise_found()
     return params.model_copy(update=filled) if filled else params
 
 
@@ -189,6 +194,7 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
     suite, prof = loaded.suite, view.prof
     arms, specs, versions = {}, {}, {"geobench": __version__}
     fails = {}
+    problems = Problems()
     for arm in view.arms:
         spec = merge_run(view.base, view.arms[arm], accepts)
         mine = f"arms.{arm}."
@@ -207,9 +213,11 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
         def fail(path: Loc, message: str, _a=assigned, _s=sources) -> SuiteError:
             return loaded.fail(_origin(path, [(k, loc) for k, _, loc in _a], _s), message)
 
-        arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
-        versions.update(used)
-        fails[arm] = fail
+        with problems.check():  # each arm's problems, whatever the others'
+            arms[arm], used, specs[arm] = _resolve_arm(registry, spec, fail)
+            versions.update(used)
+            fails[arm] = fail
+    problems.raise_found()
     names = list(arms)
     for arm in names[1:]:
         for key in SHARED_ACROSS_ARMS:
@@ -218,5 +226,7 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
                                   f"arms train in lockstep and must share '{key}'")
     if not base_first and not isinstance(registry, StoredRegistry):  # stored cells: they ran
         for arm, fail in fails.items():  # the base's values are checked there, not the mix
-            check_needs(registry, specs, arm, fail)
+            with problems.check():
+                check_needs(registry, specs, arm, fail)
+        problems.raise_found()
     return arms, specs, versions

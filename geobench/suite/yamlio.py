@@ -19,10 +19,12 @@ MAX_DEPTH = 64
 
 
 class SuiteError(ValueError):
-    """A problem in a suite file, already phrased as one line for the user."""
+    """A problem in a suite file, already phrased as one line for the user; ``line``: the
+    file's line it points at, when it points at one."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(" ".join(str(message).splitlines()))
+        self.line = line
 
 
 class _Loader(yaml.SafeLoader):

@@ -1,17 +1,18 @@
 """Histogram of effective neuron weights and pruning curves per arm, from stored results:
 
     geobench mirror-figures suites/mirror_flow.yaml [--profile smoke]
-        [--store results/geobench.sqlite] [--out PNG]
+        [--store results/geobench.sqlite] [--out FOLDER]
 
 Reads the final ``neuron_histogram.bin_<i>`` and ``pruning_curve.acc_<percent>`` values of
 every finished cell, averages them over seeds, and draws one panel per row of the suite's
 leaderboard (its ``leaderboard.rows``, else the varied settings; seed and arm excluded), one
 line per arm: the histogram (bin edges those of the suite's ``neuron_histogram``) to
-``--out`` and the test accuracy against the pruned share (the levels of the suite's
-``pruning_curve``) beside it, ``<out stem>`` with ``neurons`` replaced by ``pruning``.
-``--out`` defaults to ``<suite>_neurons.png`` (``<suite>_<profile>_`` for a profile other
-than smoke) in ``leaderboards/`` beside the store, where ``geobench leaderboard`` writes the
-suite's leaderboard (whose description links the figures).
+``<suite>_neurons.png`` (``<suite>_<profile>_`` for a profile other than smoke) and the
+test accuracy against the pruned share (the levels of the suite's ``pruning_curve``) to
+``..._pruning.png`` beside it, in the ``--out`` folder: by default ``leaderboards/``
+beside the store, where ``geobench leaderboard`` writes the suite's leaderboard (whose
+description links the figures). An ``--out`` ending in ``.png`` names the histogram
+itself, the pruning figure ``neurons`` replaced by ``pruning`` in its name.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from pydantic import BaseModel
 from geobench.figures import (
     StoredSuite,
     figure_bytes,
-    figure_folder,
     figure_options,
+    figure_path,
     metric_key,
     read_stored,
     write_files,
@@ -116,15 +117,14 @@ def plot(means: dict, xs: np.ndarray, title: str, metric: str = KEY) -> bytes:
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``geobench mirror-figures``."""
-    figure_options(parser, __doc__, "PNG path (default: <suite>[_<profile>]_neurons.png in "
-                                    "leaderboards/ beside the store)")
+    figure_options(parser, __doc__)
 
 
 def main(args: argparse.Namespace) -> int:
     """``geobench mirror-figures``: the histogram figure, and the pruning one where stored."""
     stored = read_stored(args)
     name = stored.name
-    out = args.out or figure_folder(args.store) / f"{stored.stem}_neurons.png"
+    out = figure_path(args, stored, "neurons")
     means, edges = collect(stored)
     if not means:
         print(f"no finished cells with {KEY} values of {args.suite} [{args.profile}] in "

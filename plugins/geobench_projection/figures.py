@@ -3,11 +3,13 @@ arm (mean over seeds), for metrics whose values span orders of magnitude:
 
     geobench projection-figures suites/collapse.yaml \\
         --key hessian_tracking.K_lambda_min --facet head.norm --facet tags.regime \\
-        --facet tags.start --yscale symlog --out leaderboards/collapse_K_lambda_min.png
+        --facet tags.start --yscale symlog [--out leaderboards]
 
 Facet and line keys are dotted config keys, as in a leaderboard's ``rows`` (``arm`` for the
 arm).  ``symlog`` is linear within ``--linthresh`` of 0 and logarithmic beyond, so signs stay
-visible across scales.
+visible across scales. The figure is ``<suite>[_<profile>]_<metric>_<field>.png`` in the
+``--out`` folder (default: ``leaderboards/`` beside the store); an ``--out`` ending in
+``.png`` names it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from geobench.figures import (
     SeriesRow,
     figure_bytes,
     figure_options,
+    figure_path,
     get_dotted,
     read_stored,
     write_files,
@@ -93,7 +96,7 @@ def plot(curves: dict, key: str, facets: list[str], out: Path, yscale: str,
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``geobench projection-figures``."""
-    figure_options(parser, __doc__, "PNG path", out_required=True)
+    figure_options(parser, __doc__)
     parser.add_argument("--key", required=True, help="<metric>.<field> series to plot")
     parser.add_argument("--facet", action="append", default=[], help="config key per panel")
     parser.add_argument("--line", default="arm", help="config key per line (default: arm)")
@@ -109,6 +112,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"no stored series {args.key!r} for {args.suite} in {args.store}",
               file=sys.stderr)
         return 1
-    plot(curves, args.key, args.facet, args.out, args.yscale, args.linthresh, stored.name)
-    print(f"wrote {args.out}")
+    out = figure_path(args, stored, args.key.replace(".", "_"))
+    plot(curves, args.key, args.facet, out, args.yscale, args.linthresh, stored.name)
+    print(f"wrote {out}")
     return 0

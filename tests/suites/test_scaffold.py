@@ -50,8 +50,11 @@ def test_scaffold_installs_and_passes_its_own_tests(tmp_path):
 
     listed = run_cli(["list", "heads"], tmp_path, site)
     assert listed.returncode == 0, listed.stderr
-    line = next(x for x in listed.stdout.splitlines() if "my_plugin_scaled_tanh" in x)
-    assert "[my_plugin (My-Plugin) 0.1.0]" in line
+    lines = listed.stdout.splitlines()  # the head's name, description and origin
+    at = next(i for i, x in enumerate(lines) if x.startswith("  my_plugin_scaled_tanh "))
+    entry = lines[at:next(i for i in range(at + 1, len(lines))
+                          if lines[i].startswith(" " * 6) and lines[i][6] != " ")]
+    assert "[my_plugin (My-Plugin) 0.1.0]" in entry[-1]
 
     valid = run_cli(["validate", str(target / "suites" / "example.yaml")], tmp_path, site)
     assert valid.returncode == 0, valid.stderr

@@ -88,7 +88,7 @@ def test_field_docs_by_name_then_by_pattern():
 def test_param_rows():
     rows = {r["name"]: r for r in _entry().param_rows()}
     assert rows["factor"] == {"name": "factor", "type": "float", "default": "2.0",
-                              "doc": "multiplier"}
+                              "doc": "multiplier", "constraints": {"gt": 0}}
     assert rows["label"]["type"] == "str | None" and rows["label"]["default"] == "None"
     assert rows["count"]["default"] == "required" and rows["count"]["doc"] == "how many"
     assert Entry("heads", "x", lambda p, c: None, EmptyParams, "").param_rows() == []

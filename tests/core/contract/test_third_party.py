@@ -83,7 +83,7 @@ def test_third_party_head_and_optimizer(site, tmp_path):
     assert head["origin"] == opt["origin"] == "example (gb-example)"
     assert head["version"] == "0.3"
     assert head["params"][0] == {"name": "scale", "type": "float", "default": "2.0",
-                                 "doc": "output scale"}
+                                 "doc": "output scale", "constraints": {}}
 
     (tmp_path / "s.yaml").write_text(SUITE)
     out = run_cli(["run", "s.yaml", "--store", "db.sqlite", "--quiet"], tmp_path, site,

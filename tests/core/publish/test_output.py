@@ -71,12 +71,24 @@ def test_run_refuses_an_unwritable_out_before_any_cell_trains(stored, capsys):
     assert not (stored / "new.sqlite").exists()
 
 
-@pytest.mark.parametrize("out", ["lb.csv", "lb", "lb.MD.txt"])
-def test_out_must_be_markdown(out, stored, capsys):
+@pytest.mark.parametrize("out", ["pages", "pages/leaderboard.v2"])
+def test_out_is_a_folder(out, stored, capsys):
+    assert main(["leaderboard", "suite.yaml", "--store", "db.sqlite", "--out", out]) == 0
+    assert capsys.readouterr().out == f"wrote {out}/small.md\n"
+    assert {"small.md", "small.csv", "small.json"} <= {p.name for p in (stored / out).iterdir()}
+    assert not (stored / "leaderboards").exists()
+
+
+def test_run_publishes_into_the_out_folder(stored, capsys):
+    assert main(["run", "suite.yaml", "--store", "db.sqlite", "--quiet", "--out", "pages"]) == 0
+    assert capsys.readouterr().out.endswith("wrote pages/small.md\n")
+
+
+def test_a_file_in_place_of_the_out_folder_is_one_line(stored, capsys):
+    (stored / "pages").write_text("not a folder")
     before = _files(stored)
-    assert main(["leaderboard", "suite.yaml", "--store", "db.sqlite", "--out", out]) == 2
-    assert _one_line(capsys) == (f"--out {out}: a leaderboard path ends in .md (its CSV, "
-                                 "claims files and figures are written beside it)")
+    assert main(["leaderboard", "suite.yaml", "--store", "db.sqlite", "--out", "pages"]) == 2
+    assert _one_line(capsys).startswith("pages/small.md: cannot write")
     assert _files(stored) == before
 
 

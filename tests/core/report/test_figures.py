@@ -9,7 +9,7 @@ import pytest
 
 import geobench.report.stored as figures
 from geobench.contract.manager import registry
-from geobench.figures import figure_folder, figure_options
+from geobench.figures import figure_folder, figure_options, figure_path
 from geobench.figures import read_stored as read_args
 from geobench.records import DEFAULT_STORE, CellResult
 from geobench.run.store import Store, StoreError
@@ -174,3 +174,14 @@ def test_the_shared_options_match_geobench(tmp_path):
     # figures go where `geobench leaderboard` writes by default: leaderboards/ by the store
     assert str(figure_folder("results/geobench.sqlite")) == "results/leaderboards"
     assert str(figure_folder("db.sqlite")) == "leaderboards"
+
+
+def test_out_is_the_figures_folder():
+    stored = argparse.Namespace(stem="s_mid")
+    at = figure_parser().parse_args
+    assert str(figure_path(at(["s.yaml", "--store", "r/db.sqlite"]), stored, "loss")) == \
+        "r/leaderboards/s_mid_loss.png"
+    assert str(figure_path(at(["s.yaml", "--out", "figs"]), stored, "loss")) == \
+        "figs/s_mid_loss.png"
+    assert str(figure_path(at(["s.yaml", "--out", "figs/one.png"]), stored, "loss")) == \
+        "figs/one.png"

@@ -66,9 +66,9 @@ def test_profile_arms_excludes_and_leaderboard_keys():
     _refused(checks.check_structure, _loaded(arms={"a": {}, "b": {}},
                                              profiles={"full": {"arms": {"c": {}}}}),
              where="profiles.full.arms.c", words="unknown arm 'c'; arms: a, b")
-    _refused(checks.check_structure, _loaded(exclude=[{}]), where="exclude[0]",
+    _refused(checks.check_excludes, _loaded(exclude=[{}]), where="exclude[0]",
              words="an exclude entry needs at least one key")
-    _refused(checks.check_structure, _loaded(profiles={"p": {"exclude": [{"tag.x": 1}]}}),
+    _refused(checks.check_excludes, _loaded(profiles={"p": {"exclude": [{"tag.x": 1}]}}),
              where="profiles.p.exclude[0].tag.x", words="not a run-spec key")
     checks.check_structure(_loaded(leaderboard={"rows": ["arm", "optimizer.lr"],
                                                 "columns": "trial_seed"}))

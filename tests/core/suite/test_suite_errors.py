@@ -54,3 +54,62 @@ def test_a_value_left_to_the_grid_is_not_missing_but_a_written_one_is_checked(tm
     assert main(["validate", str(tmp_path / "bad.yaml")]) == 2
     assert "bad.yaml:10: base.optimizer.lr: Input should be greater than 0" in (
         capsys.readouterr().err)
+
+
+THREE = """\
+name: three
+base:
+  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
+  augment: {name: toy_none}
+  backbone: {name: toy_mlp, depth: 2, width: 16}
+  objective: {name: toy_ce}
+  optimizer: {name: sgd, lr: 0.1}
+  train: {steps: 30, device: cpu}
+  metrics:
+    - {name: nccc}
+arms:
+  gd: {head: {name: identiy}}
+  wide: {backbone: {width: -4}}
+seeds: 3
+claims:
+  - id: lr_helps
+    statement: the larger step helps
+    metric: gd/nccc.accuracy
+    expect: "> 0.5"
+    where: {optimzer.lr: 0.1}
+"""
+
+
+def test_validate_reports_every_independent_error_in_file_order(tmp_path, monkeypatch,
+                                                                  capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "three.yaml").write_text(THREE)
+    assert main(["validate", "three.yaml"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "three.yaml:12: arms.gd.head.name: 'identiy' is not a registered head (did you mean "
+        "'identity'?); registered: identity, linear, mlp",
+        "three.yaml:13: arms.wide.backbone.width: Input should be greater than or equal to 1 "
+        "(got -4)",
+        "three.yaml:20: claims[0].where.optimzer.lr: 'optimzer.lr' is not a run-spec key "
+        "(did you mean 'optimizer'?); keys start with one of: data, augment, backbone, "
+        "head, objective, optimizer, init, train, metrics, tags, replicate, arms",
+    ]
+
+
+def test_schema_errors_each_once_and_a_base_error_once(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    two = THREE.replace("seeds: 3", "seeds: three\nprofiles: {mid: {seeds: 2, grid: []}}")
+    (tmp_path / "two.yaml").write_text(two)
+    assert main(["validate", "two.yaml"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "two.yaml:14: seeds: Input should be a valid integer (got 'three')",
+        "two.yaml:15: profiles.mid.grid: Input should be a valid dictionary (got [])",
+    ]
+    base = GOOD.replace("{name: sgd, lr: 0.1}", "{name: sgdd, lr: 0.1}").replace(
+        "seeds: 2", "seeds: 2\nprofiles: {mid: {seeds: 3}}")
+    (tmp_path / "base.yaml").write_text(base)
+    assert main(["validate", "base.yaml"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "base.yaml:10: base.optimizer.name: 'sgdd' is not a registered optimizer (did you "
+        "mean 'sgd'?); registered: adam, adamw, lars, sgd",
+    ]
