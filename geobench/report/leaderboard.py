@@ -135,7 +135,7 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     record_path = out.with_suffix(RECORD_SUFFIX)
     names = {path.name for path in [*files, record_path]}
     record = page_record(loaded, study.profile, cells, values, out, sections, figures,
-                         stored.name, mark.record(), sorted(names))
+                         stored.name, mark.record(out.parent), sorted(names))
     files[record_path] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     remove_stale(out, earlier, names)

@@ -6,6 +6,7 @@ nothing else."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,43 +18,51 @@ from geobench.run.store import Store
 
 @dataclass(frozen=True)
 class StoreMark:
-    """What a page records of its store: the store's id (None: a store without one yet)
-    and its file name; ``exists``: False for a store no run has created yet."""
+    """What a page records of its store: the store's id (None: a store without one yet),
+    its file name and where it lies from the page's folder; ``exists``: False for a store no
+    run has created yet."""
 
     id: str | None
-    name: str
+    path: Path
     exists: bool = True
 
     @classmethod
     def of(cls, store: Store) -> StoreMark:
-        return cls(store.identity(), store.path.name)
+        return cls(store.identity(), Path(store.path))
 
     @classmethod
     def at(cls, path: str | Path) -> StoreMark:
         """The mark of the store at ``path`` (read only), or of a store still to be made."""
         if not Path(path).is_file():
-            return cls(None, Path(path).name, exists=False)
+            return cls(None, Path(path), exists=False)
         store = Store(path, read_only=True)
         try:
             return cls.of(store)
         finally:
             store.close()
 
-    def record(self) -> dict[str, str | None]:
-        return {"id": self.id, "name": self.name}
+    def record(self, folder: Path) -> dict[str, str | None]:
+        """The page record's ``store``: id, file name and path relative to ``folder``."""
+        return {"id": self.id, "name": self.path.name,
+                "path": Path(os.path.relpath(os.path.abspath(self.path),
+                                             os.path.abspath(folder))).as_posix()}
 
-    def wrote(self, record: dict[str, Any]) -> bool:
-        """Whether the page of ``record`` was written from this store: by the ids where both
-        have one, else by the file names; a record that names no store (written before
-        records did) counts as this store's; a store still to be made wrote none."""
+    def wrote(self, record: dict[str, Any], folder: Path) -> bool:
+        """Whether the page of ``record`` (in ``folder``) belongs to this store: by the ids
+        where both have one, or because the store that wrote it lay at this store's path (a
+        store deleted and made anew there replaces it); else by the file names. A record
+        that names no store (written before records did) counts as this store's."""
         theirs = record.get("store")
         if not isinstance(theirs, dict) or not theirs:
+            return True
+        if isinstance(theirs.get("path"), str) and \
+                os.path.abspath(folder / theirs["path"]) == os.path.abspath(self.path):
             return True
         if not self.exists:
             return False
         if self.id and theirs.get("id"):
             return theirs["id"] == self.id
-        return theirs.get("name") == self.name
+        return theirs.get("name") == self.path.name
 
 
 def earlier_record(out: Path) -> dict[str, Any] | None:
@@ -70,14 +79,14 @@ def check_owner(out: Path, mark: StoreMark, force: bool) -> dict[str, Any] | Non
     """Refuse (``OutputError``, one line) to overwrite the page ``out`` when another store
     wrote it, unless ``force``; return its earlier record (None: none)."""
     record = earlier_record(out)
-    if record is not None and not force and not mark.wrote(record):
+    if record is not None and not force and not mark.wrote(record, out.parent):
         theirs = record["store"]
         named = theirs.get("name") or "?"
         if theirs.get("id"):
             named += f", id {theirs['id'][:12]}"
         raise OutputError(f"{out}: written from another store ({named}); publish this "
-                          f"store's ({mark.name}) elsewhere with --out, or overwrite it with "
-                          "--force")
+                          f"store's ({mark.path.name}) elsewhere with --out, or overwrite it "
+                          "with --force")
     return record
 
 

@@ -64,7 +64,8 @@ def test_the_store_that_wrote_a_page_rewrites_it(tmp_path):
     store = Store(db, read_only=True)
     render(Study(loaded, registry()), store, folder / "tiny.md")
     record = json.loads((folder / "tiny.json").read_text())
-    assert record["store"] == {"id": store.identity(), "name": "db.sqlite"}
+    assert record["store"] == {"id": store.identity(), "name": "db.sqlite",
+                               "path": "../db.sqlite"}
     assert len(record["store"]["id"]) == 32
 
 
@@ -77,6 +78,17 @@ def test_a_run_with_a_new_store_is_refused_before_any_cell_trains(tmp_path, monk
     assert "leaderboards/tiny.md: written from another store (db.sqlite, id" \
         in capsys.readouterr().err
     assert not (tmp_path / "new.sqlite").exists() and _files(folder) == before
+
+
+def test_a_store_made_anew_at_the_same_path_republishes_its_page(tmp_path, monkeypatch):
+    folder, db = publish(tmp_path)
+    db.unlink()  # the store that wrote the page is gone; a new one takes its place
+    loaded, other = _other_store(tmp_path, "db.sqlite")
+    first = json.loads((folder / "tiny.json").read_text())["store"]["id"]
+    assert other.identity() != first
+    render(Study(loaded, registry()), other, folder / "tiny.md")
+    assert json.loads((folder / "tiny.json").read_text())["store"]["id"] == other.identity()
+    assert "|           0.2  | **0.6 ± 0 (n=4)** |" in (folder / "tiny.md").read_text()
 
 
 def test_a_rewrite_removes_its_stale_figures_and_keeps_other_files(tmp_path):
