@@ -96,7 +96,8 @@ Q_MARGIN_FIELDS = {
 
 
 class HorizonMetric(Metric):
-    """φ_α(θ) of the trained parameters: ``closed`` (closed form, NaN when a map has none),
+    """φ_α(θ) of the trained parameters: ``closed`` (closed form, NaN when a map has no
+    closed-form ``horizon``; every map must give its degree α, which validation checks),
     ``numeric`` (η (α Q(∇R(θ/η)))^{1/α} at η → 0, see ``horizon_limit``) and their
     relative gap ``rel_gap`` = |closed − numeric| / |numeric|."""
 
@@ -115,7 +116,7 @@ class HorizonMetric(Metric):
 
 HORIZON_FIELDS = {
     "closed": FieldDoc("horizon function phi_alpha(theta) in closed form (NaN when a map has "
-                       "none)"),
+                       "no closed-form horizon)"),
     "numeric": FieldDoc("horizon function phi_alpha(theta) as the numerical eta -> 0 limit"),
     "rel_gap": FieldDoc("|closed - numeric| / |numeric|: disagreement of the two evaluations",
                         "", "lower"),

@@ -107,6 +107,7 @@ def register_metrics(register):
         PruningCurve,
         PruningParams,
         Sparsity,
+        chained,
     )
     from geobench_mirror.solver_direction import (
         SOLVER_DIRECTION_FIELDS,
@@ -118,10 +119,12 @@ def register_metrics(register):
                                       "leaky_relu or identity)"),
                    lacks("extra_params", "no parameters outside the backbone (identity head "
                                          "without predictor, an objective without any)")]
-    degree = one_degree("one horizon degree alpha for every parameter (Q-margins of mixed "
-                        "degree are not defined)")
+    degree = one_degree("the horizon degree alpha of every mirror map in use, one for all "
+                        "parameters")
     homogeneous.append(degree)
-    layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)")]
+    layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)"),
+               chained("trained weights that chain layer to layer, the head's and the "
+                       "objective's included")]
     register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
              fields=Q_MARGIN_FIELDS, needs=homogeneous)
     register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__,
