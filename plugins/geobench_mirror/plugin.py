@@ -84,6 +84,7 @@ def register_metrics(register):
     from geobench_mirror.assign import one_degree
     from geobench_mirror.balance import BALANCE_FIELDS, Balance
     from geobench_mirror.distance import DISTANCE_FIELDS, ReferenceDistance
+    from geobench_mirror.evaluate import backbone_only
     from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
     from geobench_mirror.margins import (
         ALIGNMENT_TIME_FIELDS,
@@ -115,10 +116,11 @@ def register_metrics(register):
         SolverDirectionParams,
     )
 
+    own = "no parameters outside the backbone (identity head without predictor, an objective " \
+          "without any)"
     homogeneous = [has("homogeneous", "a homogeneous backbone (no bias, no norm; relu, "
                                       "leaky_relu or identity)"),
-                   lacks("extra_params", "no parameters outside the backbone (identity head "
-                                         "without predictor, an objective without any)")]
+                   lacks("extra_params", own), backbone_only(own)]
     degree = one_degree("the horizon degree alpha of every mirror map in use, one for all "
                         "parameters")
     homogeneous.append(degree)

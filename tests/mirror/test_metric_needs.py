@@ -1,6 +1,7 @@
 """What the mirror-flow metrics need of a third party's components, refused by validation in
 one line naming the arm, the metric and what is missing: a horizon degree from every mirror
-map in use (q_margin, horizon, ...), weights that chain layer to layer (sparsity, ...)."""
+map in use (q_margin, horizon, ...), weights that chain layer to layer (sparsity, ...), no
+trained parameters outside the backbone (q_margin, ...) from a head that declares nothing."""
 
 from __future__ import annotations
 
@@ -175,3 +176,11 @@ def test_neuron_metrics_refuse_weights_side_by_side(tmp_path):
 
 def test_neuron_metrics_take_a_head_whose_weights_continue_the_chain(tmp_path):
     study(tmp_path, "active_neurons", "linear", "head: {name: linear, out: 3}")
+
+
+def test_margin_metrics_refuse_a_head_with_parameters_it_does_not_declare(tmp_path):
+    path = tmp_path / "needs.yaml"
+    assert refusal(tmp_path, "q_margin", "gated", "head: {name: toy_two_gates}") == (
+        f"{path}:11: base.metrics[0].name: metric 'q_margin' of arm 'gated' needs no "
+        "parameters outside the backbone (identity head without predictor, an objective "
+        "without any); head.value.weight is trained")
