@@ -8,6 +8,7 @@ from geobench.contract.needs import (
     TEST_SPLIT,
     TWO_ARMS,
     Need,
+    Part,
     Values,
     at_least,
     batch_norm_if,
@@ -27,6 +28,6 @@ from geobench.contract.param_models import (
 )
 
 __all__ = ["BATCH_NORM", "BUILDS", "DataParams", "Direction", "EmptyParams", "FieldDoc",
-           "IMAGES", "Layout", "MetricParams", "Need", "Nested", "Params", "TEST_SPLIT",
+           "IMAGES", "Layout", "MetricParams", "Need", "Nested", "Params", "Part", "TEST_SPLIT",
            "TWO_ARMS", "Values", "at_least", "batch_norm_if", "equal", "has", "lacks",
            "same_layouts", "same_sizes", "square"]

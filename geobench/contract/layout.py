@@ -19,10 +19,12 @@ class Layout:
     """``(name, shape, trainable)`` of every parameter of the arm (``backbone.*``, ``head.*``,
     ``objective.*``, as ``Arm.named_parameters`` names them, after the arm's init), or
     ``error``: why its network (backbone and head) cannot be built for the data (one
-    line)."""
+    line), and ``failed``: whose build or forward pass raised it, ``"backbone"`` or
+    ``"head"``."""
 
     parameters: tuple[tuple[str, Shape, bool], ...] = ()
     error: str | None = None
+    failed: str | None = None
 
     def names(self) -> list[str]:
         """Names of the trainable parameters (what an optimizer updates), in order."""
@@ -41,6 +43,12 @@ BUILDS = Need(("layout",), lambda layout: layout.error is None,
               "data it can take (built on the meta device)",
               says=lambda layout: layout.error)
 """The arm can be built for the data's inputs (a component whose build depends on them)."""
+
+HEAD_RUNS = Need(("layout",), lambda layout: layout.failed != "head",
+                 "to build and run on the backbone's features (run on the meta device)",
+                 says=lambda layout: layout.error)
+"""The head builds for the backbone and its forward pass runs on the backbone's features:
+the core's need of every head, where the data declares its ``input_shape``."""
 
 
 def _every_arm(wants: str, differ: Callable[[str, Layout, str, Layout], str | None]) -> Need:

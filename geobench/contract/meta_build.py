@@ -50,15 +50,15 @@ def arm_layout(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: i
         if net_key not in cache:
             cache[net_key] = _network(registry, spec, input_shape, classes)
         network = cache[net_key]
-        cache[key] = Layout(error=network) if isinstance(network, str) else \
+        cache[key] = network if isinstance(network, Layout) else \
             _arm(registry, spec, network)
     return cache[key]
 
 
 def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
-             ) -> tuple[Any, Any, Any] | str:
+             ) -> tuple[Any, Any, Any] | Layout:
     """The build context, backbone and head on the meta device after a forward pass of two
-    samples, or why they cannot be built."""
+    samples, or the layout that says why they cannot be built and which of them failed."""
     import torch
 
     from geobench.contract.interfaces import BuildContext, Data
@@ -70,16 +70,20 @@ def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
     data = Data(x, y, x, y, x, y, num_classes=classes, batch_size=n)
     ctx = BuildContext(seed=0, device=meta, data=data, registry=registry,
                        spec={"data": {"name": spec.data.name}})
-    try:
-        with meta, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    with meta, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
             backbone = registry.create("backbones", spec.backbone, ctx)
             ctx.feature_dim = backbone.feature_dim
+            features = backbone(x)
+        except Exception as exc:  # the builder's own message, as the run would fail with it
+            return Layout(error=_one_line(exc), failed="backbone")
+        try:
             head = registry.create("heads", spec.head, ctx)
             ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
-            head(backbone(x))
-    except Exception as exc:  # the builder's own message, as the run would fail with it
-        return _one_line(exc)
+            head(features)
+        except Exception as exc:
+            return Layout(error=_one_line(exc), failed="head")
     return ctx, backbone, head
 
 

@@ -26,11 +26,16 @@ its params returning one). Facts in use (a plugin may add its own):
                       device, or why it cannot be built (the core, only when a need asks;
                       ``geobench.contract.meta_build``)
 ``layouts``           arm -> ``layout`` of every arm in the cell (the core, only when asked)
+``<kind>``            the nested components of that kind (``mirror_maps``), as ``Values``:
+                      place -> ``Part`` (its name and what it gives; the core)
 ====================  ======================================================================
 
 A component nested in another's params (the mirror maps of ``mirror_descent``) gives facts
 and has needs like any other; its facts are given as ``Values``, its place -> its value
-(two maps of degrees 1 and 3: ``horizon_degree`` = ``{1.0, 3.0}``).
+(two maps of degrees 1 and 3: ``horizon_degree`` = ``{1.0, 3.0}``). A nested component that
+does not give a fact is absent from that fact's ``Values``; the fact named after its kind
+lists every one of them, so that a need can refuse one that gives nothing (a mirror map
+without ``horizon_degree`` under a metric that needs the degree of every map).
 
 A fact no component gives is unknown: a need on it holds, except a need made with ``has``,
 a capability some component must declare (an undeclared plugin backbone does not count as
@@ -60,6 +65,8 @@ class Need:
     wants: str
     given: bool = False
     says: Callable[..., str] | None = None
+    optional: tuple[str, ...] = ()
+    """Facts read after ``facts`` when given, else read as None (the need still applies)."""
 
     def problem(self, facts: Facts) -> str | None:
         """None when the need holds, else what is wrong (after ``needs``)."""
@@ -70,6 +77,7 @@ class Need:
                 return f"{self.wants}; no component of the arm gives {missing!r}"
             return None
         values = [facts[f][0] for f in self.facts]
+        values += [facts[f][0] if f in facts else None for f in self.optional]
         if self.ok(*values):
             return None
         if self.says is not None:
@@ -104,6 +112,17 @@ class Values(dict):
 
     def __repr__(self) -> str:
         return "{" + ", ".join(sorted({repr(v) for v in self.values()})) + "}"
+
+
+@dataclass(frozen=True)
+class Part:
+    """A nested component: its registered name and the facts it gives."""
+
+    name: str
+    gives: Mapping[str, Any]
+
+    def __repr__(self) -> str:
+        return repr(self.name)
 
 
 def square(wants: str) -> Need:

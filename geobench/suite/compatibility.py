@@ -3,14 +3,16 @@ the facts its components give (nested components too, by place: ``Values``), wit
 core's own (``batch``, ``classes``, ``arms``, ``outputs``: the head's width, else the
 backbone's ``features`` when the head declares its facts and sets no width; ``layout`` and
 ``layouts``, built on the meta device only when a need asks), then every need of every
-component, metrics and nested components included."""
+component, metrics and nested components included; the head's forward pass on the
+backbone's features, where the data declares its ``input_shape`` (``HEAD_RUNS``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from geobench.contract.needs import Values, gives_of, needs_of
+from geobench.contract.layout import HEAD_RUNS
+from geobench.contract.needs import Part, Values, gives_of, needs_of
 from geobench.contract.param_models import nested_kinds, nested_specs
 from geobench.contract.registry import Registry
 from geobench.contract.spec import COMPONENT_KINDS, ArmSpec, Component
@@ -42,14 +44,19 @@ def _components(registry: Registry, spec: ArmSpec
 def arm_facts(registry: Registry, spec: ArmSpec, arms: int) -> dict[str, Given]:
     """What the arm's components give (a fact given as true by any of them is true; else
     the first giver's value holds; nested components' values are collected by place,
-    ``Values``) and the core's facts."""
+    ``Values``, and each kind of nested component is a fact of its own: place -> ``Part``)
+    and the core's facts."""
     facts: dict[str, Given] = {}
     nested: dict[str, tuple[Values, str]] = {}
     parent = ""
     for loc, kind, comp, inner in _components(registry, spec):
         parent = parent if inner else f"{loc[0]} {comp.name!r}"
         who = f"the {kind.replace('_', ' ')} of {parent}" if inner else parent
-        for fact, value in gives_of(registry.get(kind, comp.name).gives, comp.params).items():
+        gives = gives_of(registry.get(kind, comp.name).gives, comp.params)
+        if inner:
+            parts, _ = nested.setdefault(kind, (Values(), who))
+            parts[loc[1:]] = Part(comp.name, dict(gives))
+        for fact, value in gives.items():
             if inner:
                 values, _ = nested.setdefault(fact, (Values(), who))
                 values[loc[1:]] = value
@@ -128,10 +135,13 @@ class ArmFacts(Mapping[str, Given]):
 def check_needs(registry: Registry, specs: Mapping[str, ArmSpec], arm: str,
                 fail: Callable[[Loc, str], SuiteError]) -> None:
     """Raise ``fail(<component>.name, ...)`` at the first need the arm ``arm`` of the cell
-    ``specs`` does not meet."""
+    ``specs`` does not meet (the core's ``HEAD_RUNS`` among the head's); the line names the
+    arm where the cell has several."""
     facts = ArmFacts(registry, specs, arm)
+    of_arm = f" of arm {arm!r}" if len(specs) > 1 else ""
     for loc, kind, comp, _ in _components(registry, specs[arm]):
-        for need in needs_of(registry.get(kind, comp.name).needs, comp.params):
+        needs = needs_of(registry.get(kind, comp.name).needs, comp.params)
+        for need in needs + ([HEAD_RUNS] if loc == ("head",) else []):
             problem = need.problem(facts)
             if problem is not None:
-                raise fail(loc + ("name",), f"{kind[:-1]} {comp.name!r} needs {problem}")
+                raise fail(loc + ("name",), f"{kind[:-1]} {comp.name!r}{of_arm} needs {problem}")

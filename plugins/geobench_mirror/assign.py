@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 from torch import Tensor, nn
 
 from geobench.api import BuildContext, MirrorMap, Nested, Params, trainable
-from geobench.params import Layout, Need, Values
+from geobench.params import Layout, Need, Part, Values
 from geobench.plugins import Registry
 
 
@@ -83,25 +83,37 @@ def pattern_problem(matches: dict[str, str | None], patterns: list[str]) -> str 
     return None
 
 
-def degrees_in_use(degrees: Values, layout: Layout) -> set[float]:
-    """The horizon degrees of the maps that some trainable parameter gets (``degrees``:
-    each map's place in the optimizer's params -> its degree)."""
-    if layout.error is not None:
-        return set(degrees.values())
-    patterns = [place[1] for place in degrees if place[0] == "maps"]
+def maps_in_use(maps: Values, layout: Layout | None) -> dict[tuple[str, ...], Part]:
+    """The maps that some trainable parameter gets (``maps``: each map's place in the
+    optimizer's params -> the map; all of them where the layout is unknown or not built)."""
+    if layout is None or layout.error is not None:
+        return dict(maps)
+    patterns = [place[1] for place in maps if place[0] == "maps"]
     used = set(first_matches(layout.names(), patterns).values())
-    return {alpha for place, alpha in degrees.items()
+    return {place: part for place, part in maps.items()
             if place[0] != "maps" or place[1] in used}
 
 
-def one_degree(wants: str) -> Need:
-    """The maps in use share one horizon degree (given by nested mirror maps)."""
-    def used(degrees: Any, layout: Layout) -> set[float]:
-        return degrees_in_use(degrees, layout) if isinstance(degrees, Values) else set()
+def degree_problem(maps: Values, layout: Layout | None) -> str | None:
+    """What keeps the maps in use from sharing one horizon degree: a map that gives none,
+    or two degrees; else None."""
+    used = maps_in_use(maps, layout)
+    for place, part in used.items():
+        if "horizon_degree" not in part.gives:
+            where = "mirror_map" if place == ("mirror_map",) else f"maps[{place[1]!r}]"
+            return f"the mirror map {part.name!r} ({where}) gives no 'horizon_degree'"
+    degrees = sorted({part.gives["horizon_degree"] for part in used.values()})
+    if len(degrees) > 1:
+        return (f"the maps that parameters get have horizon degrees {degrees} (Q-margins of "
+                "mixed degree are not defined)")
+    return None
 
-    return Need(("horizon_degree", "layout"), lambda d, lay: len(used(d, lay)) <= 1, wants,
-                says=lambda d, lay: "the maps that parameters get have horizon degrees "
-                                    f"{sorted(used(d, lay))}")
+
+def one_degree(wants: str) -> Need:
+    """Every map in use gives its horizon degree, and they share one (nested mirror maps:
+    the fact ``mirror_maps``; read with the arm's layout where it is known)."""
+    return Need(("mirror_maps",), lambda maps, layout: degree_problem(maps, layout) is None,
+                wants, says=degree_problem, optional=("layout",))
 
 
 def maps_need(params: MirrorDescentParams) -> list[Need]:

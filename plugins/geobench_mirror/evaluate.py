@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from geobench.api import Arm, MetricContext, trainable
+from geobench.params import Layout, Need
 from geobench_mirror import maps
 from geobench_mirror.assign import optimizer_maps
 from geobench_mirror.maps import MirrorMap
@@ -34,6 +35,20 @@ def homogeneity_degree(arm: Arm, what: str) -> int:
             f"objective parameters); found parameters {extra[:3]}"
         )
     return int(degree)
+
+
+def outside_backbone(layout: Layout) -> str | None:
+    """The first trained parameter of the arm built for the data outside its backbone, as
+    ``homogeneity_degree`` finds it, in words; None when there is none (or no build)."""
+    extra = [n for n in layout.names() if not n.startswith("backbone.")]
+    return f"{extra[0]} is trained" if extra and layout.error is None else None
+
+
+def backbone_only(wants: str) -> Need:
+    """No trained parameter outside the backbone, on the arm built for the data (a plugin
+    head that does not declare ``extra_params`` included)."""
+    return Need(("layout",), lambda layout: outside_backbone(layout) is None, wants,
+                says=outside_backbone)
 
 
 def device_of(module: nn.Module) -> torch.device:

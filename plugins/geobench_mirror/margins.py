@@ -96,9 +96,12 @@ Q_MARGIN_FIELDS = {
 
 
 class HorizonMetric(Metric):
-    """φ_α(θ) of the trained parameters: ``closed`` (closed form, NaN when a map has none),
-    ``numeric`` (η (α Q(∇R(θ/η)))^{1/α} at η → 0, see ``horizon_limit``) and their
-    relative gap ``rel_gap`` = |closed − numeric| / |numeric|."""
+    """φ_α(θ) of the trained parameters, in closed form and as the η → 0 limit.
+
+    Fields: ``closed`` (closed form; NaN when a map has no closed-form ``horizon``),
+    ``numeric`` (η (α Q(∇R(θ/η)))^{1/α} at η → 0, see ``horizon_limit``) and their relative
+    gap ``rel_gap`` = |closed − numeric| / |numeric|. Every map in use must give its
+    horizon degree α (``geobench validate`` refuses a map that gives none)."""
 
     def __call__(self, ctx: MetricContext) -> dict[str, float]:
         pairs = _pairs(ctx)
@@ -115,7 +118,7 @@ class HorizonMetric(Metric):
 
 HORIZON_FIELDS = {
     "closed": FieldDoc("horizon function phi_alpha(theta) in closed form (NaN when a map has "
-                       "none)"),
+                       "no closed-form horizon)"),
     "numeric": FieldDoc("horizon function phi_alpha(theta) as the numerical eta -> 0 limit"),
     "rel_gap": FieldDoc("|closed - numeric| / |numeric|: disagreement of the two evaluations",
                         "", "lower"),

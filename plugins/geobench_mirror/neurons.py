@@ -21,32 +21,51 @@ from torch import Tensor, nn
 from torch.func import functional_call
 
 from geobench.api import FieldDoc, Metric, MetricContext, MetricParams
+from geobench.params import Need
 from geobench_mirror.evaluate import arm_maps, device_of
 from geobench_mirror.objectives import predictions
 
 
+def chain_problem(shapes: list[tuple[str, tuple[int, ...]]]) -> str | None:
+    """Why the weight tensors among the trained parameters ``(name, shape)``, in order, do
+    not chain layer to layer (each one's rows feeding the next one's columns, or a block of
+    them through a flatten); None when they do."""
+    weights = [(name, tuple(shape)) for name, shape in shapes if len(shape) >= 2]
+    if len(weights) < 2:
+        return "neuron metrics need at least two weight tensors (one hidden layer)"
+    for (a, w), (b, v) in zip(weights, weights[1:], strict=False):
+        if not (v[1] == w[0] or (len(v) == 2 and v[1] % w[0] == 0)):
+            return f"weights {a} {w} and {b} {v} are not consecutive"
+    return None
+
+
+def chained(wants: str) -> Need:
+    """The arm's trained weights, as built for the data, chain layer to layer (an arm
+    whose network cannot be built is ``BUILDS``'s or the head's to refuse)."""
+    return Need(("layout",), lambda lay: lay.error is not None or
+                chain_problem(lay.shapes()) is None, wants,
+                says=lambda lay: chain_problem(lay.shapes()))
+
+
 def effective_weights(weights: list[Tensor]) -> list[Tensor]:
     """Per hidden layer, the effective weights e_k of its units (see module docstring)."""
+    problem = chain_problem([(f"[{i}]", w.shape) for i, w in enumerate(weights)])
+    if problem is not None:
+        raise ValueError(problem)
     layers = []
     for w, v in zip(weights, weights[1:], strict=False):
         n = w.shape[0]
         if v.shape[1] == n:
             out = v.transpose(0, 1).reshape(n, -1)
-        elif v.ndim == 2 and v.shape[1] % n == 0:
-            out = v.reshape(v.shape[0], n, -1).transpose(0, 1).reshape(n, -1)
         else:
-            raise ValueError(
-                f"weights of shapes {tuple(w.shape)} and {tuple(v.shape)} are not consecutive"
-            )
+            out = v.reshape(v.shape[0], n, -1).transpose(0, 1).reshape(n, -1)
         layers.append(w.reshape(n, -1).norm(dim=1) * out.norm(dim=1))
     return layers
 
 
 def _layer_weights(ctx: MetricContext) -> list[Tensor]:
-    weights = [p.detach().to(torch.float64) for _, p, _ in arm_maps(ctx) if p.ndim >= 2]
-    if len(weights) < 2:
-        raise ValueError("neuron metrics need at least two weight tensors (one hidden layer)")
-    return effective_weights(weights)
+    return effective_weights([p.detach().to(torch.float64) for _, p, _ in arm_maps(ctx)
+                              if p.ndim >= 2])
 
 
 def hoyer(e: Tensor) -> float:

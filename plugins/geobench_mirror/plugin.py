@@ -84,6 +84,7 @@ def register_metrics(register):
     from geobench_mirror.assign import one_degree
     from geobench_mirror.balance import BALANCE_FIELDS, Balance
     from geobench_mirror.distance import DISTANCE_FIELDS, ReferenceDistance
+    from geobench_mirror.evaluate import backbone_only
     from geobench_mirror.kkt import KKT_RESIDUAL_FIELDS, KKTParams, KKTResidual
     from geobench_mirror.margins import (
         ALIGNMENT_TIME_FIELDS,
@@ -107,6 +108,7 @@ def register_metrics(register):
         PruningCurve,
         PruningParams,
         Sparsity,
+        chained,
     )
     from geobench_mirror.solver_direction import (
         SOLVER_DIRECTION_FIELDS,
@@ -114,14 +116,17 @@ def register_metrics(register):
         SolverDirectionParams,
     )
 
+    own = "no parameters outside the backbone (identity head without predictor, an objective " \
+          "without any)"
     homogeneous = [has("homogeneous", "a homogeneous backbone (no bias, no norm; relu, "
                                       "leaky_relu or identity)"),
-                   lacks("extra_params", "no parameters outside the backbone (identity head "
-                                         "without predictor, an objective without any)")]
-    degree = one_degree("one horizon degree alpha for every parameter (Q-margins of mixed "
-                        "degree are not defined)")
+                   lacks("extra_params", own), backbone_only(own)]
+    degree = one_degree("the horizon degree alpha of every mirror map in use, one for all "
+                        "parameters")
     homogeneous.append(degree)
-    layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)")]
+    layered = [has("layered", "a backbone whose weights chain layer to layer (mlp, vgg)"),
+               chained("trained weights that chain layer to layer, the head's and the "
+                       "objective's included")]
     register("q_margin", _metric(QMargin), params=MarginParams, doc=QMargin.__doc__,
              fields=Q_MARGIN_FIELDS, needs=homogeneous)
     register("horizon", _metric(HorizonMetric), params=MetricParams, doc=HorizonMetric.__doc__,

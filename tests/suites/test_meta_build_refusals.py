@@ -120,6 +120,66 @@ def test_the_meta_layout_is_the_built_arms(tmp_path):
     assert any(n.startswith("objective.") and s[0] == 3 for n, s, _ in real)
 
 
+class RaisingHeads:
+    """Heads that fail for the backbone they are given: in their forward pass, or when
+    built."""
+
+    @staticmethod
+    @hookimpl
+    def register_heads(register):
+        from torch import nn
+
+        class Narrow(nn.Module):
+            out_dim = 4
+
+            def forward(self, z):
+                raise ValueError(f"toy_narrow takes 4 features, got {z.shape[1]}")
+
+        def refuse(params, ctx):
+            raise ValueError(f"toy_refusing needs an even feature width, got {ctx.feature_dim}")
+
+        register("toy_narrow", lambda params, ctx: Narrow(), doc="raises in forward")
+        register("toy_refusing", refuse, doc="raises when built")
+
+
+@pytest.mark.parametrize(("head", "error"), [
+    ("toy_narrow", "toy_narrow takes 4 features, got 9"),
+    ("toy_refusing", "toy_refusing needs an even feature width, got 9"),
+])
+def test_a_head_that_raises_for_the_backbone_is_refused(tmp_path, head, error):
+    path = suite(tmp_path, backbone="{name: mlp, depth: 2, width: 9}")
+    arms = f"arms:\n  plain: {{}}\n  mine: {{head: {{name: {head}}}}}\n"
+    path.write_text(path.read_text() + arms)
+    assert refusal(path, load_registry(extra_plugins=(RaisingHeads,))) == (
+        f"{path}:13: arms.mine.head.name: head {head!r} of arm 'mine' needs to build and run "
+        f"on the backbone's features (run on the meta device); {error}")
+
+
+class ScaledBackbone:
+    """A backbone that reads the data's values when it is built (meta tensors have none)."""
+
+    @staticmethod
+    @hookimpl
+    def register_backbones(register):
+        from torch import nn
+
+        def build(params, ctx):
+            scale = float(ctx.data.train_x.abs().max())
+            net = nn.Sequential(nn.Flatten(), nn.Linear(256, 9))
+            net.feature_dim = 9
+            net[1].weight.data.div_(scale)
+            return net
+
+        register("toy_scaled", build, doc="reads the data when built")
+
+
+def test_a_head_is_not_blamed_for_a_backbone_the_meta_device_cannot_build(tmp_path):
+    path = suite(tmp_path, backbone="{name: toy_scaled}")
+    path.write_text(path.read_text().replace("{name: identity}", "{name: toy_narrow}"))
+    reg = load_registry(extra_plugins=(ScaledBackbone, RaisingHeads))
+    assert len(Study(load_suite(path), reg).cells) == 1
+
+
 INIT_MAPS = """\
 name: init_maps
 base:

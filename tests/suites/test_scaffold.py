@@ -170,15 +170,22 @@ def test_rendered_modules_compile_and_import(tmp_path, monkeypatch):
         built: dict[str, object] = {}
         ctx = BuildContext(seed=0, device=torch.device("cpu"), feature_dim=4)
 
-        def register(name, factory, params, doc):
+        given: dict[str, object] = {}
+
+        def register(name, factory, params, doc, gives=None):
             assert doc
             built[name] = factory(params(), ctx)
+            given[name] = gives
 
         plugin.register_heads(register)
         plugin.register_mirror_maps(register)
-        assert set(built) == {"render_check_scaled_tanh", "render_check_quadratic"}
+        assert set(built) == {"render_check_scaled_tanh", "render_check_quadratic",
+                              "render_check_cosh"}
         assert built["render_check_scaled_tanh"](torch.zeros(2, 4)).shape == (2, 4)
         assert built["render_check_quadratic"].name == "render_check_quadratic"
+        assert built["render_check_cosh"].name == "render_check_cosh"
+        assert given["render_check_quadratic"] == {"horizon_degree": 2.0}
+        assert given["render_check_cosh"] is None
         spec = importlib.util.spec_from_file_location("render_check_tests",
                                                       target / "tests" / "test_plugin.py")
         tests = importlib.util.module_from_spec(spec)
