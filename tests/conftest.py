@@ -61,7 +61,8 @@ def cli_env(site: Path | None = None, extra: dict[str, str] | None = None, *,
         env["GEOBENCH_PLUGINS"] = ",".join(site_plugins(site))
     env.update(extra or {})
     if site is not None:
-        env["PYTHONPATH"] = str(site) + os.pathsep + env.get("PYTHONPATH", "")
+        # no empty entry: Python reads one as the working folder
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [str(site), env.get("PYTHONPATH")] if p)
     return env
 
 

@@ -26,7 +26,7 @@ from geobench.claims.family import PaperFamily
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 
 WIDTH = 120
-COLUMNS = {"claim": 32, "tested": 28, "effect [95% CI]": 22, "n": 6, "p": 6,
+COLUMNS = {"claim": 31, "tested": 28, "effect [95% CI]": 22, "n": 6, "p": 7,
            "verdict / Holm": 16}
 """Each column's most characters; with tabulate's two spaces between columns the table
 is ``WIDTH`` wide at most."""

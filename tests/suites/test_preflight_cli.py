@@ -14,9 +14,10 @@ def test_preflight_runs_the_selected_design_point(capsys):
     assert len(table) == 1 and "| complete " in table[0] and "|       3 |" in table[0]
 
 
-def test_a_cut_below_a_params_limit_is_one_line(capsys):
+def test_a_cut_below_a_params_limit_is_one_line_per_metric(capsys):
     code = main(["preflight", "suites/collapse.yaml", "--only", "optimizer.lr=0.64",
                  "--only", "head.norm=none", "--metric", "samples=1"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1
-    assert err.startswith("collapse cell ") and "arm relu: metrics.0.samples:" in err
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 3  # the three metrics of the suite that take samples
+    for i, line in enumerate(lines):
+        assert line.startswith("collapse cell ") and f"arm relu: metrics.{i}.samples:" in line

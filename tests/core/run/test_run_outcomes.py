@@ -78,8 +78,8 @@ def test_diverged_cells_exit_0_failed_cells_exit_1(tmp_path, site):
     assert "2 cells: 0 already stored, 2 run (1 complete, 1 diverged, 0 failed)" in out.stdout
 
     _suite(tmp_path, ["toy_ce", "broken_ce"])
-    out = run_cli(["run", "suite.yaml", "--store", "b.sqlite", "--quiet"], tmp_path, site,
-                  toy=True)
+    out = run_cli(["run", "suite.yaml", "--store", "b.sqlite", "--quiet", "--out", "b"],
+                  tmp_path, site, toy=True)
     assert out.returncode == 1, out.stderr
     assert "2 cells: 0 already stored, 2 run (1 complete, 0 diverged, 1 failed)" in out.stdout
     assert "Traceback" not in out.stderr

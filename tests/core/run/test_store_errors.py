@@ -88,6 +88,8 @@ def test_a_read_only_store_is_one_line_and_unchanged(suite, capsys, monkeypatch)
     connect = sqlite3.connect
 
     def read_only(path, **kw):  # what opening a file without write permission gives
+        if kw.pop("uri", False):  # a read-only open already
+            return connect(path, uri=True, **kw)
         return connect(f"file:{path}?mode=ro", uri=True, **kw)
 
     monkeypatch.setattr(geobench.run.store.sqlite3, "connect", read_only)
