@@ -19,6 +19,7 @@ from geobench.params import Params
 from geobench.study import Study
 from geobench.suite import load_suite
 from geobench.suite.yamlio import SuiteError
+from tests.mirror.test_nested_maps import Cube
 
 SUITE = """\
 name: third_party_needs
@@ -57,23 +58,11 @@ class Cosh(geobench.api.MirrorMap):
         return u * torch.asinh(u) - torch.sqrt(1 + u * u)
 
 
-class Quartic(geobench.api.MirrorMap):
+class Quartic(Cube):
     """R(θ) = θ⁴/4, horizon degree 4."""
 
     name = "toy_quartic"
     alpha = 4.0
-
-    def R(self, theta):
-        return theta**4 / 4
-
-    def grad_R(self, theta):
-        return theta**3
-
-    def grad_Q(self, u):
-        return torch.sign(u) * u.abs() ** (1 / 3)
-
-    def Q(self, u):
-        return 0.75 * u.abs() ** (4 / 3)
 
 
 class TwoGates(nn.Module):

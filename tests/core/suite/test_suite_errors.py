@@ -4,7 +4,7 @@ import pytest
 
 from geobench.cli import main
 from tests.conftest import run_cli
-from tests.core.suite_text import small_suite
+from tests.core.suite_text import CLAIMS_BASE, small_suite
 
 GOOD = small_suite()
 
@@ -56,15 +56,7 @@ def test_a_value_left_to_the_grid_is_not_missing_but_a_written_one_is_checked(tm
         capsys.readouterr().err)
 
 
-THREE = """\
-name: three
-base:
-  data: {name: toy_mixture, num_classes: 3, dim: 8, n_train: 96, n_test: 48, batch_size: 32}
-  augment: {name: toy_none}
-  backbone: {name: toy_mlp, depth: 2, width: 16}
-  objective: {name: toy_ce}
-  optimizer: {name: sgd, lr: 0.1}
-  train: {steps: 30, device: cpu}
+THREE = "name: three\n" + CLAIMS_BASE + """\
   metrics:
     - {name: nccc}
 arms:
