@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, entry_points, version
+from typing import Any
 
 import pluggy
 
@@ -165,10 +167,26 @@ def build_registry(plugins: Plugins) -> Registry:
 def _stager(staged: Registry, kind: str, info: PluginInfo):
     def register(name, factory, params=EmptyParams, doc="", fields=None, gives=None,
                  needs=None):
+        if kind == "mirror_maps" and gives is None:
+            gives = built_degree(factory)
         staged.add(Entry(kind, name, factory, params, (doc or "").strip().split("\n")[0],
                          info.origin, info.version, dict(fields or {}), gives, needs))
 
     return register
+
+
+def built_degree(factory: Callable[[Any, Any], Any]) -> Callable[[Any], dict[str, float]]:
+    """What a mirror map registered without ``gives`` gives: the horizon degree ``alpha`` of
+    the map its factory builds for the params (outside a run: no context), where it has
+    one; nothing where it has none or cannot be built so."""
+    def gives(params: Any) -> dict[str, float]:
+        try:
+            alpha = getattr(factory(params, None), "alpha", None)
+        except Exception:
+            return {}
+        return {} if alpha is None else {"horizon_degree": float(alpha)}
+
+    return gives
 
 
 @cache

@@ -38,8 +38,8 @@ def _key(*parts: Any) -> str:
 def arm_layout(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
                ) -> Layout | None:
     """The layout of the arm ``spec`` for samples of ``input_shape`` and ``classes`` classes;
-    None where an objective or init cannot be built on the meta device (the layout is
-    unknown). Cached per registry: the network (backbone and head, with its forward pass)
+    None where an objective or init cannot be built on the meta device, or the network
+    fails only for the meta device's limits (the layout is unknown). Cached per registry: the network (backbone and head, with its forward pass)
     per data, input shape, classes and their specs; the whole arm per objective and init."""
     if _CACHE.get(id(registry), (None,))[0] is not registry:
         _CACHE[id(registry)] = (registry, {})
@@ -50,15 +50,16 @@ def arm_layout(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: i
         if net_key not in cache:
             cache[net_key] = _network(registry, spec, input_shape, classes)
         network = cache[net_key]
-        cache[key] = network if isinstance(network, Layout) else \
+        cache[key] = network if network is None or isinstance(network, Layout) else \
             _arm(registry, spec, network)
     return cache[key]
 
 
 def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
-             ) -> tuple[Any, Any, Any] | Layout:
+             ) -> tuple[Any, Any, Any] | Layout | None:
     """The build context, backbone and head on the meta device after a forward pass of two
-    samples, or the layout that says why they cannot be built and which of them failed."""
+    samples, or the layout that says why they cannot be built and which of them failed;
+    None where what failed is only the meta device's limit (``_meta_only``)."""
     import torch
 
     from geobench.contract.interfaces import BuildContext, Data
@@ -77,13 +78,13 @@ def _network(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: int
             ctx.feature_dim = backbone.feature_dim
             features = backbone(x)
         except Exception as exc:  # the builder's own message, as the run would fail with it
-            return Layout(error=_one_line(exc), failed="backbone")
+            return None if _meta_only(exc) else Layout(error=_one_line(exc), failed="backbone")
         try:
             head = registry.create("heads", spec.head, ctx)
             ctx.embed_dim = getattr(head, "out_dim", ctx.feature_dim)
             head(features)
         except Exception as exc:
-            return Layout(error=_one_line(exc), failed="head")
+            return None if _meta_only(exc) else Layout(error=_one_line(exc), failed="head")
     return ctx, backbone, head
 
 
@@ -109,6 +110,13 @@ def _arm(registry: Registry, spec: ArmSpec, network: tuple[Any, Any, Any]) -> La
         return None
     return Layout(tuple((name, tuple(p.shape), p.requires_grad)
                         for name, p in arm.named_parameters()))
+
+
+def _meta_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is the meta device's limit, not the component's fault: an operation
+    without a meta implementation, or one that reads values (``.item()``, a copy to the
+    host), which a run on a real device computes."""
+    return isinstance(exc, NotImplementedError) or "meta" in str(exc).lower()
 
 
 def _one_line(exc: BaseException) -> str:

@@ -90,6 +90,8 @@ class ThirdParty:
         register("toy_cosh", lambda params, ctx: Cosh(), params=EmptyParams, doc="R = cosh")
         register("toy_quartic", lambda params, ctx: Quartic(), params=EmptyParams,
                  gives={"horizon_degree": 4.0}, doc="R = θ⁴/4")
+        register("toy_quartic_undeclared", lambda params, ctx: Quartic(), params=EmptyParams,
+                 doc="R = θ⁴/4, registered without gives")
 
     @staticmethod
     @hookimpl
@@ -138,6 +140,16 @@ def test_a_map_in_a_pattern_without_a_degree_is_refused(tmp_path):
 def test_a_map_that_gives_its_degree_is_checked_against_the_others(tmp_path):
     study(tmp_path, "q_margin", "quartic", "optimizer: {mirror_map: {name: toy_quartic}}")
     maps = "optimizer: {maps: {'backbone.layers.0.*': {name: toy_quartic}, " \
+           "'*': {name: euclidean}}}"
+    assert refusal(tmp_path, "horizon", "mixed", maps).endswith(
+        "the maps that parameters get have horizon degrees [2.0, 4.0] (Q-margins of mixed "
+        "degree are not defined)")
+
+
+def test_a_map_registered_without_gives_gives_the_degree_of_the_map_it_builds(tmp_path):
+    undeclared = "optimizer: {mirror_map: {name: toy_quartic_undeclared}}"
+    study(tmp_path, "q_margin", "quartic", undeclared)
+    maps = "optimizer: {maps: {'backbone.layers.0.*': {name: toy_quartic_undeclared}, " \
            "'*': {name: euclidean}}}"
     assert refusal(tmp_path, "horizon", "mixed", maps).endswith(
         "the maps that parameters get have horizon degrees [2.0, 4.0] (Q-margins of mixed "

@@ -138,8 +138,15 @@ class RaisingHeads:
         def refuse(params, ctx):
             raise ValueError(f"toy_refusing needs an even feature width, got {ctx.feature_dim}")
 
+        class Reading(nn.Module):
+            out_dim = 9
+
+            def forward(self, z):  # reads values: fine on a real device, not on the meta one
+                return z / float(z.abs().max())
+
         register("toy_narrow", lambda params, ctx: Narrow(), doc="raises in forward")
         register("toy_refusing", refuse, doc="raises when built")
+        register("toy_reading", lambda params, ctx: Reading(), doc="reads its input's values")
 
 
 @pytest.mark.parametrize(("head", "error"), [
@@ -153,6 +160,13 @@ def test_a_head_that_raises_for_the_backbone_is_refused(tmp_path, head, error):
     assert refusal(path, load_registry(extra_plugins=(RaisingHeads,))) == (
         f"{path}:13: arms.mine.head.name: head {head!r} of arm 'mine' needs to build and run "
         f"on the backbone's features (run on the meta device); {error}")
+
+
+def test_a_head_that_only_the_meta_device_cannot_run_is_left_to_the_run(tmp_path):
+    path = suite(tmp_path, backbone="{name: mlp, depth: 2, width: 9}")
+    path.write_text(path.read_text().replace("{name: identity}", "{name: toy_reading}"))
+    cells = Study(load_suite(path), load_registry(extra_plugins=(RaisingHeads,))).cells
+    assert len(cells) == 1
 
 
 class ScaledBackbone:
