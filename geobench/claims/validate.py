@@ -34,9 +34,8 @@ def checked_profiles(loaded: LoadedSuite, registry: Registry,
     profiles: dict[str, list[Cell]] = {}
     with problems.check():
         profiles = validate_suite(loaded, registry, cell_limit)
-    for i, claim in enumerate(loaded.suite.claims):
-        with problems.check():
-            _check_claim_names(loaded, i, claim)
+    with problems.check():
+        check_names(loaded)
     problems.raise_found()
     check_claims(loaded, registry, profiles)
     return profiles

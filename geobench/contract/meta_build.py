@@ -39,8 +39,9 @@ def arm_layout(registry: Registry, spec: ArmSpec, input_shape: Shape, classes: i
                ) -> Layout | None:
     """The layout of the arm ``spec`` for samples of ``input_shape`` and ``classes`` classes;
     None where an objective or init cannot be built on the meta device, or the network
-    fails only for the meta device's limits (the layout is unknown). Cached per registry: the network (backbone and head, with its forward pass)
-    per data, input shape, classes and their specs; the whole arm per objective and init."""
+    fails only for the meta device's limits (the layout is unknown). Cached per registry:
+    the network (backbone and head, with its forward pass) per data, input shape, classes
+    and their specs; the whole arm per objective and init."""
     if _CACHE.get(id(registry), (None,))[0] is not registry:
         _CACHE[id(registry)] = (registry, {})
     cache = _CACHE[id(registry)][1]

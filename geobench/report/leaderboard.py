@@ -47,7 +47,7 @@ from geobench.report.page_record import (
     provenance,
     section_record,
 )
-from geobench.report.paths import leaderboard_path, shown_path
+from geobench.report.paths import leaderboard_path, shown_path, shown_text
 from geobench.report.results import values_csv_gz
 from geobench.report.tables import (
     FAILED_MARK,
@@ -272,6 +272,8 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"; torch threads per cell {', '.join(threads) or 'not recorded'}",
         "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
         f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
+        + (f"{FAILED_MARK}k: the metric failed on the arm in k seeds; "
+           if values.failures(cells) else "") +
         "**bold**: best in a column whose metric has a direction",
         f"- every value as CSV: [{csv_name}]({csv_name}); every stored value of every cell: "
         f"[{stored}]({stored}) (`geobench results {suite_file}{profile} --csv --series`)",
@@ -286,7 +288,8 @@ def _failed_metrics(values: StoredValues, cells: list[Cell]) -> str:
     failed = values.failures(cells)
     if not failed:
         return ""
-    rows = [[cell.id, cell.label(), f.arm, f.metric, str(f.step), f.error] for cell, f in failed]
+    rows = [[cell.id, cell.label(), f.arm, f.metric, str(f.step), shown_text(f.error)]
+            for cell, f in failed]
     return ("\n## Failed metrics\n\n"
             f"A metric that raised on an arm has no value there ({FAILED_MARK}k in a table: "
             "it failed in k of the trial seeds); the cell's other arms and metrics kept "

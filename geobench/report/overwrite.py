@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from geobench.publish.output import OutputError, describe
-from geobench.report.page_record import RECORD_SUFFIX
+from geobench.report.page_record import RECORD_FORMAT, RECORD_SUFFIX
 from geobench.run.store import Store
 
 
@@ -42,10 +42,12 @@ class StoreMark:
             store.close()
 
     def record(self, folder: Path) -> dict[str, str | None]:
-        """The page record's ``store``: id, file name and path relative to ``folder``."""
-        return {"id": self.id, "name": self.path.name,
-                "path": Path(os.path.relpath(os.path.abspath(self.path),
-                                             os.path.abspath(folder))).as_posix()}
+        """The page record's ``store``: id, file name and its path relative to ``folder``
+        where it lies in the folder or beside it (``../geobench.sqlite``), else None (a
+        longer way would name the machine's folders)."""
+        path = Path(os.path.relpath(os.path.abspath(self.path), os.path.abspath(folder)))
+        near = path.parts.count("..") <= 1
+        return {"id": self.id, "name": self.path.name, "path": path.as_posix() if near else None}
 
     def wrote(self, record: dict[str, Any], folder: Path) -> bool:
         """Whether the page of ``record`` (in ``folder``) belongs to this store: by the ids
@@ -66,13 +68,17 @@ class StoreMark:
 
 
 def earlier_record(out: Path) -> dict[str, Any] | None:
-    """The record beside the page ``out`` (None: none, or not a JSON object)."""
+    """The record beside the page ``out`` (None: none, or a file that is no page record of
+    it: not a JSON object of the record format naming ``out`` as its page)."""
     path = out.with_suffix(RECORD_SUFFIX)
     try:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return record if isinstance(record, dict) else None
+    if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT \
+            or record.get("page") != out.name:
+        return None
+    return record
 
 
 def check_owner(out: Path, mark: StoreMark, force: bool) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ beside the store, each named for the suite and, outside smoke, its profile
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from geobench.suite import LoadedSuite
@@ -23,6 +24,16 @@ def shown_path(path: str | Path) -> str:
     full = Path(os.path.abspath(path))
     here = Path.cwd()
     return full.relative_to(here).as_posix() if full.is_relative_to(here) else full.name
+
+
+ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[^\s'\"(),:;]+/)+[^\s'\"(),:;]*")
+"""An absolute POSIX path of at least two parts inside a text."""
+
+
+def shown_text(text: str) -> str:
+    """``text`` (an error message) with each absolute path in it as ``shown_path`` names it,
+    so a published page quotes an error without the machine's folders."""
+    return ABSOLUTE.sub(lambda m: shown_path(m.group(0)), text)
 
 
 def board_folder(store: str | Path) -> Path:

@@ -24,7 +24,7 @@ from geobench.suite.schema import LeaderboardMetric
 from geobench.suite.where import config_value, matches, named_arms, selects
 
 MISSING = "—"
-FAILED_MARK = "‡"  # ‡k: the metric failed on the arm in k of the seeds
+FAILED_MARK = "✗"  # ✗k: the metric failed on the arm in k of the seeds
 MAX_COLUMNS = 10
 
 Members = list[tuple[Cell, str | None]]

@@ -225,13 +225,14 @@ def resolve_cell(loaded: LoadedSuite, registry: Registry, view: View, assignment
                 raise loaded.fail(("arms", arm, key),
                                   f"arms train in lockstep and must share '{key}'")
     if not base_first and not isinstance(registry, StoredRegistry):  # stored cells: they ran
-        lines = set()  # a need that fails on several arms at one line of the file: the first
+        seen = set()  # a need that fails alike on several arms: the first arm's line
         for arm, fail in fails.items():  # the base's values are checked there, not the mix
             try:
                 check_needs(registry, specs, arm, fail)
             except SuiteError as exc:
-                if exc.line is None or exc.line not in lines:
+                alike = (exc.line, str(exc).replace(f" of arm {arm!r}", "", 1))
+                if alike not in seen:
                     problems.add(exc)
-                lines.add(exc.line)
+                seen.add(alike)
         problems.raise_found()
     return arms, specs, versions

@@ -110,3 +110,37 @@ def test_the_walk_through_runs_as_written(tmp_path):
         for shown in step.shown:
             assert any(_pattern(shown).fullmatch(line) for line in lines), \
                 (step.command, shown, lines)
+
+
+def test_the_snippets_outside_the_walk_through_run():
+    """The other Python blocks of docs/plugins.md, run with a ``register`` that records
+    what it is given (the names a snippet takes from its surroundings defined here)."""
+    from pydantic import Field
+
+    from geobench.params import IMAGES, Params
+
+    class MyParams(Params):
+        width: int = Field(16, ge=1)
+        norm: str = "none"
+
+    text = GUIDE.read_text()
+    start = text.index(SECTION)
+    end = text.find("\n## ", start + len(SECTION))
+    others = text[:start] + text[end:]
+    blocks = [body for _, _, lang, body in BLOCK.findall(others) if lang == "python"]
+    assert len(blocks) >= 3
+    registered, namespace = [], {}
+    for body in blocks:
+        namespace = {"register": lambda *a, **kw: registered.append((a, kw)),
+                     "build": lambda params, ctx: None, "MyParams": MyParams}
+        exec(compile(body, str(GUIDE), "exec"), namespace)
+        if "MyOptimizerParams" in namespace:
+            model = namespace["MyOptimizerParams"]
+            model.model_rebuild(_types_namespace=namespace)  # its names live in the snippet
+            opt = model(lr=0.1, mirror_map={"name": "euclidean"})
+            assert opt.mirror_map == {"name": "euclidean"}
+    ((name, *_), kw), = registered
+    assert name == "my_backbone"
+    assert kw["gives"](MyParams(width=7)) == {"features": 7}
+    assert kw["needs"](MyParams(norm="batch"))[0] is IMAGES
+    assert len(kw["needs"](MyParams(norm="batch"))) == 2 and len(kw["needs"](MyParams())) == 1

@@ -112,3 +112,24 @@ def test_a_rewrite_removes_its_stale_figures_and_keeps_other_files(tmp_path):
     assert "tiny_nccc.accuracy.png" not in record["files"] and "tiny.md" in record["files"]
     assert sorted(record["files"]) == sorted(n for n in names if n.startswith("tiny")
                                              and n != "tiny_extra.png")
+
+
+def test_a_store_far_from_its_page_is_recorded_by_id_and_name_only(tmp_path):
+    folder, db = publish(tmp_path)
+    loaded = load_suite(tmp_path / "suites" / "tiny.yaml")
+    far = tmp_path / "pub" / "deep"
+    render(Study(loaded, registry()), Store(db, read_only=True), far / "tiny.md")
+    record = json.loads((far / "tiny.json").read_text())
+    assert record["store"]["path"] is None and record["store"]["name"] == "db.sqlite"
+    assert str(tmp_path) not in (far / "tiny.json").read_text()
+
+
+def test_a_json_beside_the_page_that_is_no_record_of_it_removes_nothing(tmp_path):
+    folder, db = publish(tmp_path)
+    (folder / "tiny.md").unlink()
+    (folder / "keep.txt").write_text("mine")
+    (folder / "tiny.json").write_text(json.dumps({"files": ["keep.txt"], "store": {}}))
+    loaded = load_suite(tmp_path / "suites" / "tiny.yaml")
+    render(Study(loaded, registry()), Store(db, read_only=True), folder / "tiny.md")
+    assert (folder / "keep.txt").read_text() == "mine"
+    assert json.loads((folder / "tiny.json").read_text())["page"] == "tiny.md"

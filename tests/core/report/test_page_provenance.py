@@ -6,6 +6,7 @@ import json
 from importlib.metadata import version
 
 from geobench.publish.doclinks import GEOBENCH_DOCS, link_references
+from geobench.report.paths import shown_text
 from tests.conftest import run_cli
 from tests.core.site.helpers import publish
 from tests.core.suite_text import small_suite
@@ -59,3 +60,11 @@ def test_a_page_inside_the_checkout_links_the_docs_section():
     assert link_references('(docs/claims.md, "Families")', boards) == (
         ' ([docs/claims.md, "Families"](../docs/claims.md#families-which-holm-column-to-quote))')
     assert link_references(text, None) == "Decided here."
+
+
+def test_an_error_quoted_on_a_page_names_no_folder_of_the_machine(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    error = (f"FileNotFoundError: No such file: '/home/alice/data/x.npz' (from "
+             f"{tmp_path}/runs/a.txt, ratio 1/2)")
+    assert shown_text(error) == \
+        "FileNotFoundError: No such file: 'x.npz' (from runs/a.txt, ratio 1/2)"

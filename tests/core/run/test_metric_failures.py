@@ -112,7 +112,7 @@ def test_a_metric_raising_on_one_arm_fails_that_metric_there_alone(tmp_path, mon
     rows = {line.split("|")[1].strip(): line.split("|")[-2].strip()
             for line in page.split("## Results")[1].split("| column |")[0].splitlines()
             if line.startswith("| a ") or line.startswith("| b ")}
-    assert rows == {"a": "20 (n=1)", "b": "— ‡1"}  # the step column: b's metric failed
+    assert rows == {"a": "20 (n=1)", "b": "— ✗1"}  # the step column: b's metric failed
     failed = page.split("## Failed metrics\n")[1]
     assert (f"| {cell_id} | lr=0.1, trial_seed=0 | b     | raise_on_arm |      0 | {error} |"
             in failed)
