@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
@@ -71,6 +73,7 @@ def _uninstall(site: Path) -> None:
     site.mkdir()
 
 
+@pytest.mark.slow  # about a minute: two pip installs and a dozen commands
 def test_the_walk_through_runs_as_written(tmp_path):
     site, cwd = tmp_path / "site", tmp_path / "work"
     site.mkdir()

@@ -148,6 +148,7 @@ def test_reads_without_the_plugin_installed(stored, where):
     assert f"the store's cells used it from {ORIGIN}, which is not loaded" in ran.stderr
 
 
+@pytest.mark.slow  # a CLI round per command; the uninstalled case runs by default
 def test_reads_with_the_plugin_failing_to_load(stored, where, broken):
     tmp_path, site = where
     broken("raise ImportError('no module named gate_kernels')\n")
@@ -161,6 +162,7 @@ def test_reads_with_the_plugin_failing_to_load(stored, where, broken):
             in refusal[0], out.stderr
 
 
+@pytest.mark.slow
 def test_reads_with_the_plugins_hook_raising(stored, where, broken):
     tmp_path, site = where
     broken(PLUGIN.replace('    register("gated_tanh"', '    raise RuntimeError("hook broke")\n'
