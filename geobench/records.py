@@ -8,6 +8,8 @@ of a cross-arm metric (measured on ``arm`` against the suite's first arm).
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
@@ -202,9 +204,11 @@ class CellResult:
     ``complete`` while one arm ran to the end, ``diverged`` when every arm diverged), the
     series ``(arm, series, step, value)`` and the last value of each series under its result
     key (``finals``); ``claims``: the digest of every claim definition of the suite the cell
-    ran under (None: not recorded); ``peak_mb``: the peak resident memory of the process
-    while it ran the cell (``geobench.train.memory``); ``metric_failures``: the metrics that
-    raised on an arm of a cell that went on (``MetricFailure``)."""
+    ran under (None: not recorded); ``registration``: the sha256 of its profile's
+    registration in force (``geobench.study.registered``; None: none); ``peak_mb``: the
+    peak resident memory of the process while it ran the cell (``geobench.train.memory``);
+    ``metric_failures``: the metrics that raised on an arm of a cell that went on
+    (``MetricFailure``)."""
 
     cell_id: str
     status: str  # a Status value
@@ -218,6 +222,7 @@ class CellResult:
     threads: int = 0  # torch's intra-op threads while the cell ran
     batch_digest: str = ""
     claims: dict[str, str] | None = None  # claim id -> digest of its definition, in force
+    registration: str | None = None  # sha256 of the registration in force
     arms: dict[str, ArmStatus] = field(default_factory=dict)
     peak_mb: float | None = field(default=None, compare=False)  # resident memory, MiB
     timing: Timing = field(default_factory=Timing, compare=False)
@@ -232,3 +237,34 @@ def finals_of(series: list[tuple[str, str, int, float]]) -> dict[str, float]:
         if key not in last or step >= last[key][0]:
             last[key] = (step, value)
     return {key: value for key, (_, value) in last.items()}
+
+
+ORIGIN = re.compile(r"(.+) \((.+)\)")  # a plugin's origin: ``name (distribution)``
+
+
+def plugins(versions: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """The plugins of the cells' stored versions (each cell's: origin ``name (distribution)``
+    -> version, ``geobench`` -> the core's version, nested components' plugins included),
+    each once: its name, distribution and every version a cell recorded."""
+    found: dict[str, set[str]] = {}
+    for cell in versions:
+        for origin, version in cell.items():
+            if origin != "geobench":
+                found.setdefault(origin, set()).add(version)
+    made = []
+    for origin, seen in sorted(found.items()):
+        named = ORIGIN.fullmatch(origin)
+        name, dist = named.groups() if named else (origin, "?")
+        made.append({"name": name, "distribution": dist, "versions": sorted(seen)})
+    return made
+
+
+def plugins_text(plugins: list[dict[str, Any]]) -> str:
+    """The plugins as a page names them: ``core (geobench) 0.1.0, toy (geobench-toy) 0.1``."""
+    return ", ".join(f"{p['name']} ({p['distribution']}) {', '.join(p['versions'])}"
+                     for p in plugins)
+
+
+def utc_iso(t: float) -> str:
+    """Seconds since the epoch as UTC ISO 8601 to the second: ``2026-12-07T13:05:00+00:00``."""
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat(timespec="seconds")

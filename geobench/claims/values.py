@@ -61,6 +61,12 @@ class StoredValues:
         row = self.rows.get(cell.id)
         return None if row is None else row["provenance"].get("claims")
 
+    def registration(self, cell: Cell) -> str | None:
+        """The sha256 of the registration in force when ``cell``'s values were first stored
+        (``study.registered``); None: stored without one (or not stored)."""
+        row = self.rows.get(cell.id)
+        return None if row is None else row["provenance"].get("registration")
+
     def finished(self, cell: Cell) -> float | None:
         """When ``cell`` was stored (seconds since the epoch); None: not stored."""
         row = self.rows.get(cell.id)

@@ -11,6 +11,7 @@ import sys
 from geobench.cli import (
     inspect_commands,
     new_plugin,
+    register_command,
     report_commands,
     run_commands,
     site_command,
@@ -22,10 +23,11 @@ from geobench.publish.output import OutputError
 from geobench.run.store import StoreError
 from geobench.suite.yamlio import SuiteError
 
-ORDER = ("run", "list", "show", "preflight", "validate", "results", "leaderboard", "claims",
-         "site", "collect", "plugins", "new-plugin")
+ORDER = ("run", "list", "show", "preflight", "validate", "register", "results", "leaderboard",
+         "claims", "site", "collect", "plugins", "new-plugin")
 """geobench's own commands, in the order ``--help`` lists them."""
-GROUPS = (run_commands, inspect_commands, report_commands, site_command, new_plugin)
+GROUPS = (run_commands, inspect_commands, register_command, report_commands, site_command,
+          new_plugin)
 CORE = {c.name: c for module in GROUPS for c in module.COMMANDS}
 COMMANDS = {name: CORE[name] for name in ORDER}
 

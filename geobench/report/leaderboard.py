@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 import math
+import os
 import re
 import statistics
 from collections import defaultdict
@@ -37,13 +39,13 @@ from geobench.claims.verdicts import Verdict
 from geobench.contract.interfaces import FieldDoc
 from geobench.publish.markdown import markdown_table, md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
-from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell
+from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell, plugins_text
 from geobench.report import tables
+from geobench.report.cell_rows import cells_csv
 from geobench.report.overwrite import StoreMark, check_owner, remove_stale
 from geobench.report.page_record import (
     RECORD_SUFFIX,
     page_record,
-    plugins_text,
     provenance,
     section_record,
 )
@@ -65,6 +67,8 @@ from geobench.suite.seeds import seed_cells, seed_plan
 from geobench.suite.where import config_value, named_arms, selects
 
 VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
+CELLS_SUFFIX = "_cells.csv"  # what each cell ran under (report.cell_rows)
+DATA_FILES = (".csv", ".csv.gz")  # the files whose sha256 the page's record carries
 
 CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 """What the CSV holds of one table: its title (None: the main table), row keys, groups and
@@ -120,7 +124,10 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
             sections.append(_section(explore, EXPLORATION, out, files, "explore", None))
     stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
     files[stored] = values_csv_gz(store.path, cells)
-    md += _header(loaded, cells, values, out, stored.name)
+    ran_under = out.with_name(f"{out.stem}{CELLS_SUFFIX}")
+    files[ran_under] = cells_csv(cells, values)
+    registration = _registration(study, out)
+    md += _header(loaded, cells, values, out, stored.name, registration)
     md += "## Results\n\n"
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
@@ -134,12 +141,26 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     files[out] = md
     record_path = out.with_suffix(RECORD_SUFFIX)
     names = {path.name for path in [*files, record_path]}
+    hashes = {path.name: hashlib.sha256(
+        content.encode() if isinstance(content, str) else content).hexdigest()
+        for path, content in sorted(files.items()) if path.name.endswith(DATA_FILES)}
     record = page_record(loaded, study.profile, cells, values, out, sections, figures,
-                         stored.name, mark.record(out.parent), sorted(names))
+                         stored.name, mark.record(out.parent), sorted(names), registration,
+                         hashes)
     files[record_path] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     remove_stale(out, earlier, names)
     return md
+
+
+def _registration(study: Study, out: Path) -> dict[str, str] | None:
+    """The profile's registration as the page names it: its path from the page's folder,
+    when it was made and its sha256; None when the profile has none."""
+    found = study.registration
+    if found is None:
+        return None
+    return {"file": Path(os.path.relpath(found.path, out.parent)).as_posix(),
+            "registered": found.record["registered"], "sha256": found.sha256}
 
 
 def _section(verdicts: list[Verdict], section: Section, out: Path,
@@ -242,7 +263,7 @@ def _csv_text(values: StoredValues, parts: list[CsvPart],
 
 
 def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Path,
-            stored: str) -> str:
+            stored: str, registration: dict[str, str] | None) -> str:
     suite = loaded.suite
     prov = provenance(cells, values)
     threads = prov["threads"]  # 0: unknown
@@ -264,7 +285,7 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
         f"`geobench run {suite_file}{profile}{flag}`, this page by "
         f"`geobench leaderboard {suite_file}{profile} --out {shown_path(out)}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
-        *_claims_line(loaded, cells, values),
+        *_claims_line(loaded, cells, values, registration),
         f"- code: {', '.join(prov['code']) or 'n/a'}{core}; plugins: "
         f"{plugins_text(prov['plugins']) or 'not recorded'}; torch "
         f"{', '.join(prov['torch']) or 'n/a'}; devices "
@@ -276,7 +297,9 @@ def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: P
            if values.failures(cells) else "") +
         "**bold**: best in a column whose metric has a direction",
         f"- every value as CSV: [{csv_name}]({csv_name}); every stored value of every cell: "
-        f"[{stored}]({stored}) (`geobench results {suite_file}{profile} --csv --series`)",
+        f"[{stored}]({stored}) (`geobench results {suite_file}{profile} --csv --series`); "
+        f"what each cell ran under (times, code, plugins, registration, claim digests): "
+        f"[{out.stem}{CELLS_SUFFIX}]({out.stem}{CELLS_SUFFIX})",
         "",
     ]
     return "\n".join(lines) + "\n"
@@ -297,8 +320,10 @@ def _failed_metrics(values: StoredValues, cells: list[Cell]) -> str:
             + markdown_table(rows, ["cell", "varied", "arm", "metric", "step", "error"]))
 
 
-def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -> list[str]:
-    """The claims' digest, and which trial seeds decide them and when those cells ran."""
+def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
+                 registration: dict[str, str] | None) -> list[str]:
+    """The claims' digest, which trial seeds decide them and when those cells ran, and the
+    registration they were decided under."""
     if not loaded.suite.claims:
         return []
     profile = cells[0].profile if cells else "smoke"
@@ -311,8 +336,12 @@ def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues) -
     confirm = seed_cells(loaded, profile, cells, "confirm")
     ran = sorted(t for c in confirm if (t := values.finished(c)) is not None)
     when = (f"ran {_day(ran[0])} to {_day(ran[-1])}" if ran else "not run yet")
+    registered = "no registration" if registration is None else (
+        f"registered in `{registration['file']}` on {registration['registered']} "
+        f"(sha256 `{registration['sha256'][:12]}`)")
     return [line + f"confirmation seeds {_seed_text(plan.seeds('confirm'))} ({when}) decide "
-                   f"the verdicts; exploration seeds {_seed_text(plan.seeds('explore'))}"]
+                   f"the verdicts; {registered}; exploration seeds "
+                   f"{_seed_text(plan.seeds('explore'))}"]
 
 
 def _seed_text(seeds: list[int]) -> str:

@@ -1,13 +1,13 @@
 """The machine-readable page beside a leaderboard, ``<stem>.json``: the suite, profile and
 paper, the cells' provenance, every claims section's verdicts (numbers and the texts the
-markdown prints) and the names of the files beside it (results and units CSVs, forest plot,
-figures).  ``geobench site`` builds the results site from these records; anyone can read
+markdown prints), the names of the files beside it (results, units and cells CSVs, forest
+plot, figures), the registration the verdicts were decided under and the sha256 of every data
+file.  ``geobench site`` builds the results site from these records; anyone can read
 them without geobench."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from geobench.claims.forest import forest_points, format_effect, standardised
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import Verdict
 from geobench.publish.doclinks import link_references
-from geobench.records import Cell, Status
+from geobench.records import Cell, Status, plugins, utc_iso
 from geobench.report.paths import shown_path
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
@@ -32,7 +32,6 @@ from geobench.suite.seeds import seed_plan
 
 RECORD_FORMAT = 1  # bumped when a key changes meaning
 RECORD_SUFFIX = ".json"
-ORIGIN = re.compile(r"(.+) \((.+)\)")  # a plugin's origin: ``name (distribution)``
 
 
 def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
@@ -61,35 +60,8 @@ def provenance(cells: list[Cell], values: StoredValues) -> dict[str, Any]:
             if arm.status == Status.DIVERGED).items())),
         "peak_mb": max((p["peak_mb"] for p in provs if p.get("peak_mb")), default=None),
         "trial_seeds": sorted({c.trial_seed for c in cells}),
-        "ran": [_iso(finished[0]), _iso(finished[-1])] if finished else None,
+        "ran": [utc_iso(finished[0]), utc_iso(finished[-1])] if finished else None,
     }
-
-
-def plugins(versions: list[dict[str, str]]) -> list[dict[str, Any]]:
-    """The plugins of the cells' stored versions (each cell's: origin ``name (distribution)``
-    -> version, ``geobench`` -> the core's version, nested components' plugins included),
-    each once: its name, distribution and every version a cell recorded."""
-    found: dict[str, set[str]] = {}
-    for cell in versions:
-        for origin, version in cell.items():
-            if origin != "geobench":
-                found.setdefault(origin, set()).add(version)
-    made = []
-    for origin, seen in sorted(found.items()):
-        named = ORIGIN.fullmatch(origin)
-        name, dist = named.groups() if named else (origin, "?")
-        made.append({"name": name, "distribution": dist, "versions": sorted(seen)})
-    return made
-
-
-def plugins_text(plugins: list[dict[str, Any]]) -> str:
-    """The plugins as a page names them: ``core (geobench) 0.1.0, toy (geobench-toy) 0.1``."""
-    return ", ".join(f"{p['name']} ({p['distribution']}) {', '.join(p['versions'])}"
-                     for p in plugins)
-
-
-def _iso(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
@@ -144,12 +116,15 @@ def section_record(verdicts: list[Verdict], section: Section, out: Path, seeds: 
 
 def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: StoredValues,
                 out: Path, sections: list[dict[str, Any]], figures: list[tuple[str, str]],
-                values_file: str, store: dict[str, str | None], files: list[str]
+                values_file: str, store: dict[str, str | None], files: list[str],
+                registration: dict[str, str] | None, hashes: dict[str, str]
                 ) -> dict[str, Any]:
     """The record of the leaderboard ``out``: everything above, ``figures`` as
     (series key, file name) pairs, the store it was published from (its id and file name,
-    ``report.overwrite``) and the names of every file written with it (``files``, itself
-    included)."""
+    ``report.overwrite``), the names of every file written with it (``files``, itself
+    included), the registration its verdicts were decided under (its path from the page,
+    time and sha256; None: none) and the sha256 of each of its data files (``hashes``: the
+    values file, the units, results and cells CSVs)."""
     suite = loaded.suite
     plan = seed_plan(loaded, profile)
     return {"format": RECORD_FORMAT, "suite": suite.name, "profile": profile,
@@ -161,4 +136,5 @@ def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: St
             **provenance(cells, values), "results": out.with_suffix(".csv").name,
             "values": values_file, "claims": sections,
             "figures": [{"key": key, "file": name} for key, name in figures],
-            "store": store, "files": sorted(files)}
+            "store": store, "files": sorted(files), "registration": registration,
+            "sha256": hashes}

@@ -33,6 +33,7 @@ from geobench.run.progress import RunProgress, StepLines, say
 from geobench.run.provenance import provenance
 from geobench.run.store import Rerun, Store
 from geobench.study import Study
+from geobench.study.registered import read_registration
 from geobench.suite.seeds import SeedSet
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
@@ -59,13 +60,16 @@ class CellTask:
     seconds (None: none) where the cell runs with neither a ``progress`` callback (a bar)
     nor a terminal on stderr (a worker's own log file gets them); the result carries
     ``claims``, the digests of the suite's claim definitions as the run began
-    (``claims.registration``) — picklable, for worker processes."""
+    (``claims.registration``), and ``registration``, the sha256 of the profile's
+    registration file (``study.registered``; None: none) — picklable, for worker
+    processes."""
 
     loggers: tuple[Component, ...] = ()
     log_dir: str = "logs"
     every: float | None = None
     threads: int = DEFAULT_THREADS
     claims: dict[str, str] | None = None
+    registration: str | None = None
 
     def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
         before = torch.get_num_threads()
@@ -80,7 +84,7 @@ class CellTask:
                                       log_dir=self.log_dir)
         finally:
             torch.set_num_threads(before)
-        return replace(result, claims=self.claims)
+        return replace(result, claims=self.claims, registration=self.registration)
 
 
 def executor_spec(suite_default: dict[str, Any] | None, name: str | None,
@@ -151,8 +155,14 @@ def run_suite(suite: Study | str | Path, options: RunOptions | None = None) -> R
         say(f"geobench: --log-dir {o.log_dir} is not used: {study.path} selects no logger "
               "(add --logger NAME)")
     logs = o.log_dir or Path(o.store).parent / "logs"
+    registration = read_registration(loaded, study.profile)
+    if registration is not None and o.seeds != "explore" \
+            and not registration.same_claims(loaded, study.profile):
+        say(f"warning: {registration.path}: the suite's claims or confirmation seeds differ "
+            "from their registration; a changed claim is post hoc on the confirmation seeds")
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
-                    None if o.quiet else STEP_LINE_S, o.threads, claim_digests(loaded.suite))
+                    None if o.quiet else STEP_LINE_S, o.threads, claim_digests(loaded.suite),
+                    None if registration is None else registration.sha256)
     reset_warnings()
     _fit_memory(runner, cells, o.quiet)
     store = Store(o.store)

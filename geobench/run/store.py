@@ -203,20 +203,20 @@ class Store:
         lease on it (not a lease another run has taken over meanwhile), atomically.
 
         The provenance records where the cell's time went (``timing``, a ``Timing``: what
-        ``geobench.run.calibrate.measured`` prices from) and keeps ``claims``, the claim
-        definitions in force when the cell's values were first stored: a rerun of a
-        complete or diverged cell keeps the earlier record (or its lack), since its values
-        were already there to see."""
+        ``geobench.run.calibrate.measured`` prices from) and keeps ``claims`` and
+        ``registration``, the claim definitions and the registration's sha256 in force when
+        the cell's values were first stored: a rerun of a complete or diverged cell keeps
+        the earlier record (or its lack), since its values were already there to see."""
         prov = {**provenance, "device": result.device, "threads": result.threads,
                 "batch_digest": result.batch_digest, "peak_mb": result.peak_mb,
                 "timing": asdict(result.timing)}
         with self._writing():
             prior = self.db.execute("SELECT status, provenance FROM cells WHERE id = ?",
                                     (cell.id,)).fetchone()
-            claims = json.loads(prior[1]).get("claims") if prior and prior[0] in DONE \
-                else result.claims
-            if claims is not None:
-                prov["claims"] = claims
+            first = json.loads(prior[1]) if prior and prior[0] in DONE else \
+                {"claims": result.claims, "registration": result.registration}
+            prov.update({k: first[k] for k in ("claims", "registration")
+                         if first.get(k) is not None})
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM arms WHERE cell = ?", (cell.id,))
@@ -303,11 +303,11 @@ class Store:
     @_guarded
     def cells(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """Stored rows of ``ids`` with their finals: id -> {status, error, config, ...}."""
-        rows = self._select("SELECT id, status, error, config, provenance, seconds, finished "
-                            "FROM cells WHERE id IN ({})", [], ids)
+        rows = self._select("SELECT id, status, error, config, provenance, seconds, started, "
+                            "finished FROM cells WHERE id IN ({})", [], ids)
         out = {r[0]: {"status": r[1], "error": r[2], "config": json.loads(r[3]),
-                      "provenance": json.loads(r[4]), "seconds": r[5], "finished": r[6],
-                      "metrics": {}}
+                      "provenance": json.loads(r[4]), "seconds": r[5], "started": r[6],
+                      "finished": r[7], "metrics": {}}
                for r in rows}
         for cell, key, value in self._select("SELECT cell, key, value FROM finals "
                                              "WHERE cell IN ({})", [], list(out)):

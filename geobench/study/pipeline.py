@@ -11,16 +11,18 @@ verdicts at the suite's other profiles). Words: docs/architecture.md, "Glossary"
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from geobench.claims.family import PaperFamily, paper_holm
 from geobench.claims.validate import check_claim_metrics, checked_profiles
 from geobench.claims.values import StoredValues
-from geobench.claims.verdicts import Verdict, evaluate
+from geobench.claims.verdicts import Verdict, apply_holm, evaluate
 from geobench.contract.manager import registry as loaded_registry
 from geobench.contract.registry import Registry
 from geobench.records import Cell
+from geobench.study.registered import Registration, read_registration
 from geobench.suite import CELL_LIMIT, LoadedSuite, load_suite
 from geobench.suite.expand import check_profile, profile_cells
 from geobench.suite.seeds import SeedSet, deciding_set, has_confirmation, seed_cells
@@ -107,11 +109,22 @@ class Study:
                  values: StoredValues | None = None) -> list[Verdict]:
         """Every claim's verdict on ``seeds`` (by default the deciding set), raw and with
         Holm's correction over the suite; ``values`` of the study's cells when already
-        read."""
+        read. On the confirmation seeds of a profile with a registration, a claim that is not
+        decided under it is post hoc (``Registration.reason``)."""
         cells = self.decided_cells(seeds)
         values = StoredValues(store, cells) if values is None else values
-        return evaluate(self.loaded, cells, values, self.registry,
-                        self.deciding_seeds(seeds) == "confirm")
+        confirming = self.deciding_seeds(seeds) == "confirm"
+        verdicts = evaluate(self.loaded, cells, values, self.registry, confirming)
+        if confirming and self.registration is not None:
+            for v in verdicts:
+                v.seen = v.seen or self.registration.reason(v.claim, cells, values)
+            apply_holm(verdicts)
+        return verdicts
+
+    @cached_property
+    def registration(self) -> Registration | None:
+        """The profile's registration (``study.registered``), None when it has none."""
+        return read_registration(self.loaded, self.profile)
 
     def published_verdicts(self, store: Store, values: StoredValues | None = None
                            ) -> tuple[list[Verdict], PaperFamily | None]:

@@ -166,7 +166,7 @@ def test_the_page_decides_on_confirmation_seeds_and_shows_exploration_apart(tmp_
     page = out.read_text()
     digest = claims_digest(load_suite(tmp_path / "r.yaml").suite)
     assert f"- claims: 1, definitions digest `{digest}`; confirmation seeds 100–102 (ran " \
-        in page and "decide the verdicts; exploration seeds 0–2\n" in page
+        in page and "decide the verdicts; no registration; exploration seeds 0–2\n" in page
     main_part, explore_part = page.split("## Claims on the exploration seeds")
     assert "Decided on the confirmation seeds" in main_part and "## Claims\n" in main_part
     seeds = {part: {r.split(",")[11] for r in (out.parent / name).read_text().splitlines()[1:]}

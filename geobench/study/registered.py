@@ -1,0 +1,121 @@
+"""A profile's registration: its claims frozen in a file before the confirmation seeds that
+decide them run (``geobench register``; docs/claims.md, "Registrations").
+
+The file is ``registrations/<suite>_<profile>.json`` beside the suite's ``suites/`` folder
+(the repository's root for ``suites/x.yaml``; beside the suite file in any other folder),
+committed with the claims. It holds every claim's canonical definition (what
+``claims.registration.claim_digest`` hashes) and digest, the confirmation seeds, the code
+commit, the plugins of the profile's cells with their versions and the time. A run records
+the sha256 of the registration in force with every cell it stores (kept, like the claims,
+from a cell's first record). Where a profile has one, a claim decided on its confirmation
+seeds is post hoc with the first reason that applies: ``not in its registration``,
+``changed after its registration`` (its digest differs), or ``a deciding cell ran outside
+its registration`` (a cell it reads recorded no registration, or another one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from geobench.claims.registration import WORDING, claim_digest, claims_digest
+from geobench.claims.select import selected_cells
+from geobench.claims.values import StoredValues
+from geobench.records import Cell, plugins, utc_iso
+from geobench.suite import LoadedSuite
+from geobench.suite.schema import Claim
+from geobench.suite.seeds import seed_plan
+from geobench.suite.yamlio import SuiteError
+
+REGISTRATION_FORMAT = 1  # bumped when a key changes meaning
+FOLDER = "registrations"
+NOT_REGISTERED = "not in its registration"
+CHANGED = "changed after its registration"
+OUTSIDE = "a deciding cell ran outside its registration"
+
+
+def registration_path(loaded: LoadedSuite, profile: str) -> Path:
+    """Where ``profile``'s registration lives: ``registrations/<suite>_<profile>.json``
+    beside the suite's ``suites/`` folder, or beside the suite file in any other folder."""
+    folder = Path(loaded.path).parent
+    root = folder.parent if folder.name == "suites" else folder
+    return root / FOLDER / f"{loaded.suite.name}_{profile}.json"
+
+
+def registration_record(loaded: LoadedSuite, profile: str, cells: list[Cell],
+                        code: str | None, now: float) -> dict[str, Any]:
+    """The registration of ``profile`` (whose cells are ``cells``) at time ``now`` (seconds
+    since the epoch) under the code commit ``code`` (None outside a git checkout)."""
+    suite = loaded.suite
+    return {"format": REGISTRATION_FORMAT, "suite": suite.name, "profile": profile,
+            "paper": suite.paper,
+            "registered": utc_iso(now),
+            "code": code, "plugins": plugins([c.versions for c in cells]),
+            "confirm": seed_plan(loaded, profile).seeds("confirm"),
+            "claims_digest": claims_digest(suite),
+            "claims": [{"id": c.id, "digest": claim_digest(c), "statement": c.statement,
+                        "definition": c.model_dump(mode="json", exclude=WORDING)}
+                       for c in suite.claims]}
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of the file at ``path``, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A registration as read from ``path``: its ``record`` and the file's ``sha256``."""
+
+    path: Path
+    record: dict[str, Any]
+    sha256: str
+
+    @property
+    def digests(self) -> dict[str, str]:
+        """Claim id -> the digest registered."""
+        return {c["id"]: c["digest"] for c in self.record["claims"]}
+
+    def same_claims(self, loaded: LoadedSuite, profile: str) -> bool:
+        """Whether ``loaded``'s claims and ``profile``'s confirmation seeds are the ones
+        registered."""
+        return (self.digests == {c.id: claim_digest(c) for c in loaded.suite.claims}
+                and self.record["confirm"] == seed_plan(loaded, profile).seeds("confirm"))
+
+    def reason(self, claim: Claim, cells: list[Cell], values: StoredValues) -> str | None:
+        """Why ``claim``'s verdict on the confirmation ``cells`` is not decided under this
+        registration (the module's reasons, the first that applies), or None."""
+        if claim.id not in self.digests:
+            return NOT_REGISTERED
+        if self.digests[claim.id] != claim_digest(claim):
+            return CHANGED
+        read = [cell for part in claim.parts + claim.controls
+                for cell, _ in selected_cells(part, cells).values() if values.stored(cell)]
+        if any(values.registration(cell) != self.sha256 for cell in read):
+            return OUTSIDE
+        return None
+
+
+def read_registration(loaded: LoadedSuite, profile: str) -> Registration | None:
+    """``profile``'s registration, None when it has none; a file that is no registration of
+    this suite and profile is refused in one line naming it."""
+    path = registration_path(loaded, profile)
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+        ok = (record.get("format") == REGISTRATION_FORMAT
+              and (record.get("suite"), record.get("profile")) == (loaded.suite.name, profile)
+              and isinstance(record.get("confirm"), list)
+              and all({"id", "digest"} <= set(c) for c in record["claims"]))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SuiteError(f"{path}: not a readable registration ({exc}); "
+                         f"write it anew with `geobench register`") from None
+    if not ok:
+        raise SuiteError(f"{path}: not a registration of suite {loaded.suite.name!r}, profile "
+                         f"{profile!r} (format {REGISTRATION_FORMAT}); write it anew with "
+                         "`geobench register`")
+    return Registration(path, record, file_sha256(path))
