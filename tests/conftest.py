@@ -97,11 +97,8 @@ def site(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def recompute_claims():
-    """scripts/recompute_claims.py as a module: the independent recomputation of claims."""
-    import importlib.util
+    """geobench.audit.recompute: the recomputation of claims from their units alone, which
+    imports nothing of geobench (numpy and scipy only)."""
+    from geobench.audit import recompute
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "recompute_claims.py"
-    spec = importlib.util.spec_from_file_location("recompute_claims", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return recompute

@@ -15,6 +15,7 @@ from geobench.cli import (
     report_commands,
     run_commands,
     site_command,
+    verify_command,
 )
 from geobench.cli.command import Command
 from geobench.cli.plugin_commands import plugin_commands, run_plugin_command
@@ -24,10 +25,10 @@ from geobench.run.store import StoreError
 from geobench.suite.yamlio import SuiteError
 
 ORDER = ("run", "list", "show", "preflight", "validate", "register", "results", "leaderboard",
-         "claims", "site", "collect", "plugins", "new-plugin")
+         "claims", "verify", "site", "collect", "plugins", "new-plugin")
 """geobench's own commands, in the order ``--help`` lists them."""
-GROUPS = (run_commands, inspect_commands, register_command, report_commands, site_command,
-          new_plugin)
+GROUPS = (run_commands, inspect_commands, register_command, report_commands, verify_command,
+          site_command, new_plugin)
 CORE = {c.name: c for module in GROUPS for c in module.COMMANDS}
 COMMANDS = {name: CORE[name] for name in ORDER}
 
@@ -46,7 +47,8 @@ def parser(extra: dict[str, Command] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    extra = plugin_commands(COMMANDS)
+    own = COMMANDS.get(argv[0]) if argv else None
+    extra = {} if own is not None and not own.loads_plugins else plugin_commands(COMMANDS)
     try:
         if argv and argv[0] in extra:
             return run_plugin_command(extra[argv[0]], argv[1:])

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Command:
     """A ``geobench`` subcommand; ``plugin`` names the plugin that registered it (empty for
-    geobench's own)."""
+    geobench's own); ``loads_plugins``: whether ``geobench`` loads the plugins before it runs
+    (a command that reads published files alone does not)."""
 
     name: str
     summary: str
     arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     plugin: str = ""
+    loads_plugins: bool = True

@@ -55,9 +55,9 @@ def register(args: argparse.Namespace) -> int:
     record = registration_record(loaded, args.profile, study.cells, code, time.time())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"wrote {path}: {len(record['claims'])} claims, confirmation seeds "
-          f"{len(record['confirm'])}; commit it before `geobench run {args.suite} --profile "
-          f"{args.profile} --seeds confirm`")
+    print(f"wrote {path}: the definitions of {len(record['claims'])} claims and "
+          f"{len(record['confirm'])} confirmation seeds; commit it before `geobench run "
+          f"{args.suite} --profile {args.profile} --seeds confirm`")
     return 0
 
 

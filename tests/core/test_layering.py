@@ -15,7 +15,7 @@ CORE = ROOT / "geobench"
 PAPERS = ("geobench_projection", "geobench_mirror", "geobench_alignment")
 PLUGINS = ("geobench_data", "geobench_timm", *PAPERS)
 FLOORS = {  # docs/architecture.md, "Floors and what each may import"
-    "records": 0, "version": 0, "geometry": 0, "publish": 0,
+    "records": 0, "version": 0, "geometry": 0, "publish": 0, "audit": 0,
     "contract": 1,
     "suite": 2,
     "claims": 3,

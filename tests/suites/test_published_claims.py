@@ -1,5 +1,5 @@
 """Every claim published in leaderboards/ is recomputed from its `<suite>_claims.csv` alone
-(scripts/recompute_claims.py: numpy and scipy, no geobench code) and matches the printed
+(geobench.audit.recompute: numpy and scipy, no other geobench code) and matches the printed
 effect, interval, n, p-value, raw and Holm verdicts of the claims table; each unit's a and b
 are the values published in `<suite>_values.csv.gz`; every published claims CSV has the
 columns the current writer writes; the results tables of collapse and alignment stay within

@@ -1,9 +1,10 @@
 """Recompute every claim's effect, 95% interval and p-value from a leaderboard's
-``<suite>_claims.csv`` alone, with numpy and scipy (no geobench code); with ``--values``,
-first check each unit's a and b against the stored values published beside it
+``<suite>_claims.csv`` alone, with numpy and scipy: this file imports nothing of geobench
+(copy it anywhere to run it), and shares no code with the one that computed the page; with
+``--values``, first check each unit's a and b against the stored values published beside it
 (``<suite>_values.csv.gz``).
 
-    python scripts/recompute_claims.py leaderboards/collapse_claims.csv \
+    python -m geobench.audit.recompute leaderboards/collapse_claims.csv \
         [--values leaderboards/collapse_values.csv.gz]
 
 prints one line per claim part (claim, part, interval, n, effect, interval, p-value,
@@ -132,8 +133,16 @@ def _recompute_rows(path: str) -> dict[tuple[str, int | str], dict]:
 
 def recompute_claims(path: str) -> dict[str, dict]:
     """Every claim's p-values, raw verdict and Holm verdict (None when post hoc)."""
-    parts = recompute_file(path)
-    unfired = {c for (c, _), r in recompute_controls(path).items() if r["verdict"] != "holds"}
+    return recompute_all(path)[2]
+
+
+def recompute_all(path: str) -> tuple[dict, dict, dict]:
+    """Every part (``recompute_file``), control (``recompute_controls``) and claim
+    (``recompute_claims``) of the CSV, each unit read once."""
+    rows = _recompute_rows(path)
+    parts = {key: r for key, r in rows.items() if isinstance(key[1], int)}
+    controls = {key: r for key, r in rows.items() if isinstance(key[1], str)}
+    unfired = {c for (c, _), r in controls.items() if r["verdict"] != "holds"}
     with open(path, newline="") as fh:
         # outside the family: post hoc, or a sanity check or contrast (kind other than claim)
         posthoc = {row["claim"]: row["posthoc"] == "1" or row.get("kind", "claim") != "claim"
@@ -165,21 +174,27 @@ def recompute_claims(path: str) -> dict[str, dict]:
         untested = NOT_IN_PROFILE if r["verdict"] == NOT_IN_PROFILE else "insufficient"
         r["verdict_holm"] = (None if r["posthoc"] else untested if r["p_value"] is None
                              else r["verdict"] if decided else "inconclusive")
-    return claims
+    return parts, controls, claims
 
 
 Series = dict[tuple[str, str, str], list[tuple[int, float]]]
 
 
-def read_values(path: str) -> Series:
+def read_values(path: str, metrics: set[str] | None = None) -> Series:
     """The values file's series: (cell, arm, ``<metric>.<field>``) -> [(step, value)] in
-    step order."""
+    step order; with ``metrics``, only the series of those ``<metric>.<field>``."""
     series: Series = defaultdict(list)
     with gzip.open(path, "rt", newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row.get("step"):
-                key = (row["cell"], row["arm"], f"{row['metric']}.{row['field']}")
-                series[key].append((int(row["step"]), float(row["value"])))
+        rows = csv.reader(fh)
+        column = {name: i for i, name in enumerate(next(rows))}
+        cell, arm, metric, field, step, value = (column[k] for k in (
+            "cell", "arm", "metric", "field", "step", "value"))
+        for row in rows:
+            if row[step]:
+                name = f"{row[metric]}.{row[field]}"
+                if metrics is None or name in metrics:
+                    series[(row[cell], row[arm], name)].append((int(row[step]),
+                                                                float(row[value])))
     for points in series.values():
         points.sort(key=lambda point: point[0])
     return series
@@ -236,21 +251,32 @@ def _same(published: str, read: float | None) -> bool:
     return value == read or (math.isnan(value) and math.isnan(read))
 
 
-def check_units(path: str, values: str) -> tuple[int, int, list[str]]:
-    """Each unit side with a published value against the values file: (sides checked,
-    units left out as trend fits, one line per side that differs)."""
-    series = read_values(values)
-    checked, trends, differ = 0, 0, []
+def unit_metrics(path: str) -> set[str]:
+    """The ``<metric>.<field>`` of every unit of the CSV whose a or b is a stored value."""
     with open(path, newline="") as fh:
-        for row in csv.DictReader(fh):
-            trends += bool(row["trend"] and row["cell"])
-            for side, read in unit_sides(row, series):
-                if not row[side]:
-                    continue
-                checked += 1
-                if not _same(row[side], read):
-                    differ.append(f"{row['claim']} part {row['part']} seed {row['trial_seed']} "
-                                  f"cell {row['cell']}: {side} = {row[side]}, stored {read!r}")
+        return {row["metric"] for row in csv.DictReader(fh) if row["cell"] and not row["trend"]}
+
+
+def check_units(path: str, values: str | Series) -> tuple[int, int, list[str]]:
+    """Each unit side with a published value against the values file (or its series, read
+    already): (sides checked, units left out as trend fits, one line per side that differs,
+    from its line in the units CSV)."""
+    if isinstance(values, str):
+        wanted = unit_metrics(path)
+        values = read_values(values, wanted) if wanted else {}
+    with open(path, newline="") as fh:
+        units = list(csv.DictReader(fh))
+    series, checked, trends, differ = values, 0, 0, []
+    for line, row in enumerate(units, start=2):
+        trends += bool(row["trend"] and row["cell"])
+        for side, read in unit_sides(row, series):
+            if not row[side]:
+                continue
+            checked += 1
+            if not _same(row[side], read):
+                differ.append(f"line {line}, claim {row['claim']} part {row['part']} "
+                              f"seed {row['trial_seed']} cell {row['cell']}: {side} = "
+                              f"{row[side]}, stored {read!r}")
     return checked, trends, differ
 
 

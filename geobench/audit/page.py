@@ -1,0 +1,203 @@
+"""Verify a published page from its files alone (``geobench verify``): its record
+(``<stem>.json``), the files it lists beside it and the registration it names — no store, no
+plugins, no torch. The checks, in order, stopping at the first inconsistency:
+
+1. **hashes**: every data file the record lists under ``sha256`` has that sha256, and so has
+   the registration it names (a record without them predates them: republish the page);
+2. **units**: each unit's a and b that is a stored value equals the values file's
+   (``recompute.check_units``);
+3. **verdicts**: every claim's raw and Holm verdicts and p-value, and every part's and
+   control's n, effect, interval, p-value and verdict, recomputed from the units alone
+   (``recompute``, which shares no code with the one that computed the page), equal the
+   record's (floats to a relative 1e-6);
+4. **registration**: each registered digest is the sha256 of its registered definition, and
+   for every claim the page counts as pre-registered on the confirmation seeds, the claim is
+   registered and every deciding cell (``<stem>_cells.csv``) started after the registration
+   was made, recorded it (its sha256) and recorded the claim's registered digest.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from geobench.audit import recompute
+
+REL_TOL = 1e-6  # floats of the record against their recomputation
+NUMBERS = ("effect", "ci_low", "ci_high", "p_value")
+
+
+class Inconsistent(Exception):
+    """The first inconsistency of a page: the file, its line (None: the file as a whole),
+    the claim (None: none in particular) and what differs."""
+
+    def __init__(self, file: str, message: str, line: int | None = None,
+                 claim: str | None = None) -> None:
+        where = file + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: " + (f"claim {claim}: " if claim else "") + message)
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What verifying a page checked: files hashed, unit values rebuilt, claims recomputed,
+    and the registration (its path; None: the page has none) with the deciding cells read
+    against it."""
+
+    files: int
+    values: int
+    claims: int
+    registration: str | None
+    deciding: int
+
+
+def record_of(path: Path) -> Path:
+    """The record of the page ``path`` names (its ``.md`` or its ``.json``)."""
+    return path.with_suffix(".json")
+
+
+def page_records(folder: Path) -> list[Path]:
+    """The page records in ``folder``: each ``.json`` beside a ``.md`` of the same stem."""
+    return sorted(p for p in folder.glob("*.json") if p.with_suffix(".md").is_file())
+
+
+def verify_page(path: Path) -> Verified:
+    """Verify the page whose record is at ``path`` (the module's checks); raise
+    ``Inconsistent`` at the first inconsistency."""
+    record = _read_json(path)
+    folder = path.parent
+    hashes = record.get("sha256")
+    if not hashes:
+        raise Inconsistent(path.name, "the record lists no sha256 of its data files (published "
+                                      "before pages recorded them): republish the page")
+    for name, digest in sorted(hashes.items()):
+        _same_hash(folder / name, digest)
+    registered = record.get("registration")
+    if registered is not None:
+        _same_hash(folder / registered["file"], registered["sha256"])
+    values = claims = 0
+    wanted = set().union(*(recompute.unit_metrics(str(folder / s["units"]))
+                           for s in record["claims"]))
+    series = recompute.read_values(str(folder / record["values"]), wanted) if wanted else {}
+    for section in record["claims"]:
+        units = folder / section["units"]
+        checked, _, differ = recompute.check_units(str(units), series)
+        if differ:
+            line, _, rest = differ[0].partition(", ")
+            raise Inconsistent(units.name, rest, int(line.split()[1]))
+        values += checked
+        claims += check_verdicts(section, units)
+    deciding = 0
+    if registered is not None:
+        confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
+        deciding = _registered(record, confirm, folder / registered["file"], folder)
+    return Verified(len(hashes), values, claims,
+                    None if registered is None else registered["file"], deciding)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise Inconsistent(path.name, f"not a readable record ({exc})") from None
+
+
+def _same_hash(path: Path, digest: str) -> None:
+    if not path.is_file():
+        raise Inconsistent(path.name, "listed in the record, but not there")
+    if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        raise Inconsistent(path.name, f"its sha256 is not the record's ({digest[:12]}…): the "
+                                      "file changed after the page was published")
+
+
+def check_verdicts(section: dict[str, Any], units: Path) -> int:
+    """Compare each claim of ``section`` with its recomputation from ``units``; the number of
+    claims compared."""
+    parts, controls, claims = recompute.recompute_all(str(units))
+    for claim in section["claims"]:
+        cid = claim["id"]
+        if cid not in claims:
+            raise Inconsistent(units.name, "has no units", claim=cid)
+        mine = claims[cid]
+        for key in ("verdict", "verdict_holm", "p_value"):
+            _same(units.name, cid, key, claim[key], mine[key])
+        for i, part in enumerate(claim["parts"] or [claim], start=1):  # a claim of one part
+            _same_part(units.name, f"{cid} part {i}", part, parts.get((cid, i)),
+                       bool(claim["parts"]))  # shows the claim's verdict, gated by controls
+        for i, control in enumerate(claim["controls"], start=1):
+            _same_part(units.name, f"{cid} control c{i}", control, controls.get((cid, f"c{i}")))
+    return len(section["claims"])
+
+
+def _same_part(file: str, claim: str, published: dict[str, Any],
+               recomputed: dict[str, Any] | None, own_verdict: bool = True) -> None:
+    """A part's (or control's) n and verdict (``own_verdict``: the record shows the part's
+    own), and its numbers where the part was decided (an undecided part has none to
+    recompute)."""
+    if recomputed is None:
+        raise Inconsistent(file, "has no units", claim=claim)
+    keys = ["n"] + (["verdict"] if own_verdict else [])
+    keys += list(NUMBERS) if "effect" in recomputed else []
+    for key in keys:
+        _same(file, claim, key, published.get(key), recomputed.get(key))
+
+
+def _same(file: str, claim: str, key: str, published: Any, recomputed: Any) -> None:
+    if isinstance(published, float) and isinstance(recomputed, float):
+        equal = math.isclose(published, recomputed, rel_tol=REL_TOL, abs_tol=1e-12) or (
+            math.isnan(published) and math.isnan(recomputed))
+    else:
+        equal = published == recomputed
+    if not equal:
+        raise Inconsistent(file, f"{key} is {published!r} on the page, {recomputed!r} "
+                                 "recomputed from the units", claim=claim)
+
+
+def _registered(record: dict[str, Any], confirm: dict[str, Any] | None, path: Path,
+                folder: Path) -> int:
+    """Check the registration at ``path`` and the deciding cells against it; the number of
+    deciding cells read."""
+    registration = _read_json(path)
+    digests = {}
+    for claim in registration.get("claims", []):
+        text = json.dumps(claim["definition"], sort_keys=True, separators=(",", ":"))
+        if hashlib.sha256(text.encode()).hexdigest()[:16] != claim["digest"]:
+            raise Inconsistent(path.name, "its registered digest is not that of its "
+                                          "registered definition", claim=claim["id"])
+        digests[claim["id"]] = claim["digest"]
+    counted = [] if confirm is None else [c["id"] for c in confirm["claims"]
+                                         if c["posthoc"] is None]
+    for cid in counted:
+        if cid not in digests:
+            raise Inconsistent(path.name, "counted as pre-registered on the page, but not "
+                                          "registered", claim=cid)
+    made = dt.datetime.fromisoformat(registration["registered"])
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    seeds = {str(s) for s in record["seeds"]["confirm"]}
+    cells_file = folder / next(n for n in record["sha256"] if n.endswith("_cells.csv"))
+    deciding = 0
+    with cells_file.open(newline="") as fh:
+        for line, row in enumerate(csv.DictReader(fh), start=2):
+            if row["trial_seed"] not in seeds:
+                continue
+            deciding += 1
+            ran = json.loads(row["claims"] or "{}")
+            for cid in counted:
+                if not row["started"] or dt.datetime.fromisoformat(row["started"]) < made:
+                    problem = (f"cell {row['cell']} started {row['started'] or 'at no time'}, "
+                               f"before its registration ({registration['registered']})")
+                elif row["registration"] != sha:
+                    problem = f"cell {row['cell']} ran under another registration or none"
+                elif ran.get(cid) != digests[cid]:
+                    problem = (f"cell {row['cell']} ran under digest {ran.get(cid)}, not the "
+                               f"registered {digests[cid]}")
+                else:
+                    continue
+                raise Inconsistent(cells_file.name, problem + ", yet the claim counts as "
+                                   "pre-registered", line, cid)
+    return deciding
