@@ -2,18 +2,22 @@
 (``<stem>.json``), the files it lists beside it and the registration it names — no store, no
 plugins, no torch. The checks, in order, stopping at the first inconsistency:
 
-1. **hashes**: every data file the record lists under ``sha256`` has that sha256, and so has
-   the registration it names (a record without them predates them: republish the page);
+1. **hashes**: every file the record lists under ``sha256`` (the markdown, its CSVs, values
+   file and figures) has that sha256, the files verify reads are among them, and the
+   registration it names has the sha256 recorded (a record without them predates them:
+   republish the page);
 2. **units**: each unit's a and b that is a stored value equals the values file's
    (``recompute.check_units``);
-3. **verdicts**: every claim's raw and Holm verdicts and p-value, and every part's and
-   control's n, effect, interval, p-value and verdict, recomputed from the units alone
-   (``recompute``, which shares no code with the one that computed the page), equal the
-   record's (floats to a relative 1e-6);
+3. **verdicts**: whether each claim is counted, its raw and Holm verdicts and p-value, and
+   every part's and control's n, effect, interval, p-value and verdict, recomputed from the
+   units alone (``recompute``, which shares no code with the one that computed the page),
+   equal the record's (floats to a relative 1e-6);
 4. **registration**: each registered digest is the sha256 of its registered definition, and
-   for every claim the page counts as pre-registered on the confirmation seeds, the claim is
-   registered and every deciding cell (``<stem>_cells.csv``) started after the registration
-   was made, recorded it (its sha256) and recorded the claim's registered digest.
+   for every claim the page counts as pre-registered on the confirmation seeds, the
+   registered confirmation seeds are the page's, the claim is registered and every cell its
+   units read has a row in ``<stem>_cells.csv`` (unless it was missing from the store) that
+   started after the registration was made, recorded it (its sha256) and recorded the
+   claim's registered digest.
 """
 
 from __future__ import annotations
@@ -68,18 +72,34 @@ def page_records(folder: Path) -> list[Path]:
 
 def verify_page(path: Path) -> Verified:
     """Verify the page whose record is at ``path`` (the module's checks); raise
-    ``Inconsistent`` at the first inconsistency."""
+    ``Inconsistent`` at the first inconsistency, or where a file cannot be read as
+    published."""
+    try:
+        return _verify(path)
+    except Inconsistent:
+        raise
+    except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError,
+            StopIteration, csv.Error) as exc:
+        raise Inconsistent(path.name, f"cannot be read as a published page "
+                                      f"({type(exc).__name__}: {exc})") from None
+
+
+def _verify(path: Path) -> Verified:
     record = _read_json(path)
     folder = path.parent
     hashes = record.get("sha256")
     if not hashes:
-        raise Inconsistent(path.name, "the record lists no sha256 of its data files (published "
+        raise Inconsistent(path.name, "the record lists no sha256 of its files (published "
                                       "before pages recorded them): republish the page")
+    read = [path.with_suffix(".md").name, record["values"], record["cells_file"],
+            *(s["units"] for s in record["claims"])]
+    if unhashed := [name for name in read if name not in hashes]:
+        raise Inconsistent(path.name, f"lists no sha256 of {unhashed[0]}, which it reads")
     for name, digest in sorted(hashes.items()):
-        _same_hash(folder / name, digest)
+        _same_hash(folder / name, name, digest)
     registered = record.get("registration")
     if registered is not None:
-        _same_hash(folder / registered["file"], registered["sha256"])
+        _same_hash(folder / registered["file"], registered["file"], registered["sha256"])
     values = claims = 0
     wanted = set().union(*(recompute.unit_metrics(str(folder / s["units"]))
                            for s in record["claims"]))
@@ -94,8 +114,7 @@ def verify_page(path: Path) -> Verified:
         claims += check_verdicts(section, units)
     deciding = 0
     if registered is not None:
-        confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
-        deciding = _registered(record, confirm, folder / registered["file"], folder)
+        deciding = _registered(record, folder, folder / registered["file"])
     return Verified(len(hashes), values, claims,
                     None if registered is None else registered["file"], deciding)
 
@@ -107,12 +126,12 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise Inconsistent(path.name, f"not a readable record ({exc})") from None
 
 
-def _same_hash(path: Path, digest: str) -> None:
+def _same_hash(path: Path, name: str, digest: str) -> None:
     if not path.is_file():
-        raise Inconsistent(path.name, "listed in the record, but not there")
+        raise Inconsistent(name, "listed in the record, but not there")
     if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-        raise Inconsistent(path.name, f"its sha256 is not the record's ({digest[:12]}…): the "
-                                      "file changed after the page was published")
+        raise Inconsistent(name, f"its sha256 is not the record's ({digest[:12]}…): the file "
+                                 "changed after the page was published")
 
 
 def check_verdicts(section: dict[str, Any], units: Path) -> int:
@@ -124,6 +143,8 @@ def check_verdicts(section: dict[str, Any], units: Path) -> int:
         if cid not in claims:
             raise Inconsistent(units.name, "has no units", claim=cid)
         mine = claims[cid]
+        outside = claim["posthoc"] is not None or claim["kind"] != "claim"
+        _same(units.name, cid, "outside the counts", outside, mine["posthoc"])
         for key in ("verdict", "verdict_holm", "p_value"):
             _same(units.name, cid, key, claim[key], mine[key])
         for i, part in enumerate(claim["parts"] or [claim], start=1):  # a claim of one part
@@ -158,46 +179,74 @@ def _same(file: str, claim: str, key: str, published: Any, recomputed: Any) -> N
                                  "recomputed from the units", claim=claim)
 
 
-def _registered(record: dict[str, Any], confirm: dict[str, Any] | None, path: Path,
-                folder: Path) -> int:
-    """Check the registration at ``path`` and the deciding cells against it; the number of
-    deciding cells read."""
+def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
+    """Check the registration at ``path`` and, for every claim the page counts as
+    pre-registered on the confirmation seeds, each cell its units read against it; the
+    number of those cells."""
     registration = _read_json(path)
+    name = record["registration"]["file"]
     digests = {}
-    for claim in registration.get("claims", []):
+    for claim in registration["claims"]:
         text = json.dumps(claim["definition"], sort_keys=True, separators=(",", ":"))
         if hashlib.sha256(text.encode()).hexdigest()[:16] != claim["digest"]:
-            raise Inconsistent(path.name, "its registered digest is not that of its "
-                                          "registered definition", claim=claim["id"])
+            raise Inconsistent(name, "its registered digest is not that of its registered "
+                                     "definition", claim=claim["id"])
         digests[claim["id"]] = claim["digest"]
+    confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
     counted = [] if confirm is None else [c["id"] for c in confirm["claims"]
-                                         if c["posthoc"] is None]
+                                         if c["posthoc"] is None and c["kind"] == "claim"]
     for cid in counted:
+        if registration["confirm"] != record["seeds"]["confirm"]:
+            raise Inconsistent(name, f"registers confirmation seeds {registration['confirm']}, "
+                                     f"the page decides on {record['seeds']['confirm']}, yet "
+                                     "the claim counts as pre-registered", claim=cid)
         if cid not in digests:
-            raise Inconsistent(path.name, "counted as pre-registered on the page, but not "
-                                          "registered", claim=cid)
-    made = dt.datetime.fromisoformat(registration["registered"])
+            raise Inconsistent(name, "counted as pre-registered on the page, but not "
+                                     "registered", claim=cid)
+    made = _utc(registration["registered"])
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    seeds = {str(s) for s in record["seeds"]["confirm"]}
-    cells_file = folder / next(n for n in record["sha256"] if n.endswith("_cells.csv"))
-    deciding = 0
-    with cells_file.open(newline="") as fh:
-        for line, row in enumerate(csv.DictReader(fh), start=2):
-            if row["trial_seed"] not in seeds:
+    cells_file = record["cells_file"]
+    with (folder / cells_file).open(newline="") as fh:
+        ran = {row["cell"]: (line, row) for line, row in enumerate(csv.DictReader(fh), start=2)}
+    read = _cells_read(folder / confirm["units"], set(counted)) if confirm else {}
+    for (cid, cell), excluded in sorted(read.items()):
+        if cell not in ran:
+            if "missing" in excluded:  # not in the store when the page was published
                 continue
-            deciding += 1
-            ran = json.loads(row["claims"] or "{}")
-            for cid in counted:
-                if not row["started"] or dt.datetime.fromisoformat(row["started"]) < made:
-                    problem = (f"cell {row['cell']} started {row['started'] or 'at no time'}, "
-                               f"before its registration ({registration['registered']})")
-                elif row["registration"] != sha:
-                    problem = f"cell {row['cell']} ran under another registration or none"
-                elif ran.get(cid) != digests[cid]:
-                    problem = (f"cell {row['cell']} ran under digest {ran.get(cid)}, not the "
-                               f"registered {digests[cid]}")
-                else:
-                    continue
-                raise Inconsistent(cells_file.name, problem + ", yet the claim counts as "
-                                   "pre-registered", line, cid)
-    return deciding
+            raise Inconsistent(cells_file, f"has no row of cell {cell}, which the claim's "
+                                           "units read", claim=cid)
+        line, row = ran[cell]
+        digest = json.loads(row["claims"] or "{}").get(cid)
+        if not row["started"] or _utc(row["started"]) < made:
+            problem = (f"cell {cell} started {row['started'] or 'at no time'}, before its "
+                       f"registration ({registration['registered']})")
+        elif row["registration"] != sha:
+            problem = f"cell {cell} ran under another registration or none"
+        elif digest != digests[cid]:
+            problem = f"cell {cell} ran under digest {digest}, not the registered {digests[cid]}"
+        else:
+            continue
+        raise Inconsistent(cells_file, problem + ", yet the claim counts as pre-registered",
+                           line, cid)
+    return len({cell for _, cell in read})
+
+
+def _cells_read(units: Path, claims: set[str]) -> dict[tuple[str, str], str]:
+    """(claim, cell) -> the unit's ``excluded`` text, for every cell a unit of ``claims``
+    reads (its ``cell`` and ``cell_b``) in the units CSV."""
+    read: dict[tuple[str, str], str] = {}
+    with units.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["claim"] in claims:
+                for cell in (row["cell"], row["cell_b"]):
+                    if cell:
+                        read[(row["claim"], cell)] = row["excluded"]
+    return read
+
+
+def _utc(text: str) -> dt.datetime:
+    """An ISO 8601 time that names its offset (a page's and a registration's do)."""
+    when = dt.datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        raise ValueError(f"{text!r} names no UTC offset")
+    return when

@@ -23,11 +23,14 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", default="smoke", help="profile to register (default: smoke)")
     p.add_argument("--store", default=DEFAULT_STORE,
                    help=f"the store whose confirmation cells must not exist yet ({DEFAULT_STORE})")
+    p.add_argument("--replace", action="store_true",
+                   help="replace a registration of other claims or seeds (before any of its "
+                        "confirmation cells ran)")
 
 
 def register(args: argparse.Namespace) -> int:
     from geobench.run.provenance import provenance
-    from geobench.run.store import stored_configs
+    from geobench.run.store import Store
 
     loaded = load_suite(args.suite)
     study = Study(loaded, registry(), args.profile)
@@ -37,18 +40,26 @@ def register(args: argparse.Namespace) -> int:
     if not study.has_confirmation:
         raise SuiteError(f"{where} declares no confirmation seeds (confirm:); a registration "
                          "freezes the claims that those seeds decide")
-    confirm = {c.id for c in study.seed_cells("confirm")}
-    stored = {cid for cid, _, _ in stored_configs(args.store)} if Path(args.store).exists() \
-        else set()
-    if ran := len(confirm & stored):
-        raise SuiteError(f"{where}: {ran} of its {len(confirm)} confirmation cells are stored "
-                         f"in {args.store} already; a registration comes before them (declare "
-                         "new confirmation seeds in confirm:)")
     path = registration_path(loaded, args.profile)
     earlier = read_registration(loaded, args.profile)
     if earlier is not None and earlier.same_claims(loaded, args.profile):
         print(f"{path}: registered already, on {earlier.record['registered']} (unchanged)")
         return 0
+    if earlier is not None and not args.replace:
+        raise SuiteError(f"{path}: registers other claims or confirmation seeds of {where} "
+                         f"(on {earlier.record['registered']}); replace it with --replace "
+                         "only if none of its confirmation cells ran")
+    confirm = [c.id for c in study.seed_cells("confirm")]
+    if Path(args.store).exists():
+        store = Store(args.store, read_only=True)
+        try:
+            ran = len(store.cells(confirm))
+        finally:
+            store.close()
+        if ran:
+            raise SuiteError(f"{where}: {ran} of its {len(confirm)} confirmation cells are "
+                             f"stored in {args.store} already; a registration comes before "
+                             "them (declare new confirmation seeds in confirm:)")
     prov = provenance()
     code = None if prov["git_sha"] is None else \
         prov["git_sha"] + ("-dirty" if prov["git_dirty"] else "")

@@ -19,10 +19,11 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 def verify(args: argparse.Namespace) -> int:
     pages = [record_of(Path(p)) for p in args.pages]
     if args.all is not None:
-        if not Path(args.all).is_dir():
-            print(f"{args.all}: no such folder", file=sys.stderr)
+        found = page_records(Path(args.all)) if Path(args.all).is_dir() else []
+        if not found:
+            print(f"{args.all}: no folder of pages (PAGE.md beside PAGE.json)", file=sys.stderr)
             return 2
-        pages += page_records(Path(args.all))
+        pages += found
     missing = next((p for p in pages if not p.is_file()), None)
     if not pages or missing is not None:
         print(f"{missing}: no page record there" if missing else

@@ -68,7 +68,6 @@ from geobench.suite.where import config_value, named_arms, selects
 
 VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
 CELLS_SUFFIX = "_cells.csv"  # what each cell ran under (report.cell_rows)
-DATA_FILES = (".csv", ".csv.gz")  # the files whose sha256 the page's record carries
 
 CsvPart = tuple[str | None, list[str], Groups, list[LeaderboardMetric]]
 """What the CSV holds of one table: its title (None: the main table), row keys, groups and
@@ -143,10 +142,10 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     names = {path.name for path in [*files, record_path]}
     hashes = {path.name: hashlib.sha256(
         content.encode() if isinstance(content, str) else content).hexdigest()
-        for path, content in sorted(files.items()) if path.name.endswith(DATA_FILES)}
+        for path, content in sorted(files.items())}
     record = page_record(loaded, study.profile, cells, values, out, sections, figures,
                          stored.name, mark.record(out.parent), sorted(names), registration,
-                         hashes)
+                         ran_under.name, hashes)
     files[record_path] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     remove_stale(out, earlier, names)
@@ -155,8 +154,9 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
 
 def _registration(study: Study, out: Path) -> dict[str, str] | None:
     """The profile's registration as the page names it: its path from the page's folder,
-    when it was made and its sha256; None when the profile has none."""
-    found = study.registration
+    when it was made and its sha256; None when the profile has none (or no confirmation
+    seeds for it to register)."""
+    found = study.registration if study.has_confirmation else None
     if found is None:
         return None
     return {"file": Path(os.path.relpath(found.path, out.parent)).as_posix(),

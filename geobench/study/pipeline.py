@@ -11,7 +11,6 @@ verdicts at the suite's other profiles). Words: docs/architecture.md, "Glossary"
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ from geobench.records import Cell
 from geobench.study.registered import Registration, read_registration
 from geobench.suite import CELL_LIMIT, LoadedSuite, load_suite
 from geobench.suite.expand import check_profile, profile_cells
-from geobench.suite.seeds import SeedSet, deciding_set, has_confirmation, seed_cells
+from geobench.suite.seeds import SeedSet, deciding_set, has_confirmation, seed_cells, seed_plan
 
 if TYPE_CHECKING:
     from geobench.run.store import Store
@@ -50,6 +49,7 @@ class Study:
         if self.overrides or self.only:
             check_claim_metrics(loaded, registry, self.cells, profile)
         self._read: dict[str, list[Study]] = {}  # the sibling suites, shared by every view
+        self._registrations: dict[str, Registration | None] = {}  # profile's, shared too
 
     @classmethod
     def open(cls, path: str | Path, profile: str = "smoke",
@@ -75,7 +75,7 @@ class Study:
               only: dict[str, list[Any]] | None) -> Study:
         view = Study(self.loaded, self.registry, profile, overrides, only, self.cell_limit,
                      self.profiles)
-        view._read = self._read
+        view._read, view._registrations = self._read, self._registrations
         return view
 
     @property
@@ -116,15 +116,19 @@ class Study:
         confirming = self.deciding_seeds(seeds) == "confirm"
         verdicts = evaluate(self.loaded, cells, values, self.registry, confirming)
         if confirming and self.registration is not None:
+            confirm = seed_plan(self.loaded, self.profile).seeds("confirm")
             for v in verdicts:
-                v.seen = v.seen or self.registration.reason(v.claim, cells, values)
+                v.seen = v.seen or self.registration.reason(v.claim, cells, values, confirm)
             apply_holm(verdicts)
         return verdicts
 
-    @cached_property
+    @property
     def registration(self) -> Registration | None:
-        """The profile's registration (``study.registered``), None when it has none."""
-        return read_registration(self.loaded, self.profile)
+        """The profile's registration (``study.registered``), None when it has none; read
+        once for every view of the study."""
+        if self.profile not in self._registrations:
+            self._registrations[self.profile] = read_registration(self.loaded, self.profile)
+        return self._registrations[self.profile]
 
     def published_verdicts(self, store: Store, values: StoredValues | None = None
                            ) -> tuple[list[Verdict], PaperFamily | None]:

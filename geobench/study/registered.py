@@ -8,9 +8,11 @@ committed with the claims. It holds every claim's canonical definition (what
 commit, the plugins of the profile's cells with their versions and the time. A run records
 the sha256 of the registration in force with every cell it stores (kept, like the claims,
 from a cell's first record). Where a profile has one, a claim decided on its confirmation
-seeds is post hoc with the first reason that applies: ``not in its registration``,
-``changed after its registration`` (its digest differs), or ``a deciding cell ran outside
-its registration`` (a cell it reads recorded no registration, or another one).
+seeds is post hoc with the first reason that applies: ``confirmation seeds changed after
+its registration``, ``not in its registration``, ``changed after its registration`` (its
+digest differs), or ``a deciding cell ran outside its registration`` (a cell it reads
+recorded no registration, or another one). The sha256 is of the file's bytes: keep the
+file as written (``.gitattributes`` marks ``registrations/*.json`` ``-text``).
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ FOLDER = "registrations"
 NOT_REGISTERED = "not in its registration"
 CHANGED = "changed after its registration"
 OUTSIDE = "a deciding cell ran outside its registration"
+SEEDS = "confirmation seeds changed after its registration"
 
 
 def registration_path(loaded: LoadedSuite, profile: str) -> Path:
     """Where ``profile``'s registration lives: ``registrations/<suite>_<profile>.json``
     beside the suite's ``suites/`` folder, or beside the suite file in any other folder."""
-    folder = Path(loaded.path).parent
+    folder = Path(loaded.path).resolve().parent
     root = folder.parent if folder.name == "suites" else folder
-    return root / FOLDER / f"{loaded.suite.name}_{profile}.json"
+    path = root / FOLDER / f"{loaded.suite.name}_{profile}.json"
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
 def registration_record(loaded: LoadedSuite, profile: str, cells: list[Cell],
@@ -85,9 +89,13 @@ class Registration:
         return (self.digests == {c.id: claim_digest(c) for c in loaded.suite.claims}
                 and self.record["confirm"] == seed_plan(loaded, profile).seeds("confirm"))
 
-    def reason(self, claim: Claim, cells: list[Cell], values: StoredValues) -> str | None:
-        """Why ``claim``'s verdict on the confirmation ``cells`` is not decided under this
-        registration (the module's reasons, the first that applies), or None."""
+    def reason(self, claim: Claim, cells: list[Cell], values: StoredValues,
+               confirm: list[int]) -> str | None:
+        """Why ``claim``'s verdict on the confirmation ``cells`` (of the trial seeds
+        ``confirm``) is not decided under this registration (the module's reasons, the
+        first that applies), or None."""
+        if self.record["confirm"] != confirm:
+            return SEEDS
         if claim.id not in self.digests:
             return NOT_REGISTERED
         if self.digests[claim.id] != claim_digest(claim):
@@ -110,6 +118,7 @@ def read_registration(loaded: LoadedSuite, profile: str) -> Registration | None:
         ok = (record.get("format") == REGISTRATION_FORMAT
               and (record.get("suite"), record.get("profile")) == (loaded.suite.name, profile)
               and isinstance(record.get("confirm"), list)
+              and isinstance(record.get("registered"), str)
               and all({"id", "digest"} <= set(c) for c in record["claims"]))
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise SuiteError(f"{path}: not a readable registration ({exc}); "

@@ -6,6 +6,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,7 @@ def test_a_published_page_verifies(published, capsys):
     board = published / "board"
     code, out = _verify(capsys, str(board / "reg.md"))
     assert code == 0, out
-    assert out == (f"{board / 'reg.md'}: verified: 5 files hashed, 6 unit values rebuilt, "
+    assert out == (f"{board / 'reg.md'}: verified: 8 files hashed, 6 unit values rebuilt, "
                    "2 claims recomputed; registration ../registrations/reg_smoke.json (3 "
                    "deciding cells ran under it)\n")
     assert _verify(capsys, "--all", str(board))[0] == 0
@@ -124,9 +125,9 @@ def test_a_claim_edited_after_its_registration_is_found(copy, capsys):
     page["registration"]["sha256"] = hashlib.sha256(registered.read_bytes()).hexdigest()
     (board / "reg.json").write_text(json.dumps(page))
     code, out = _verify(capsys, str(board / "reg.md"))
-    assert code == 1 and "reg_cells.csv:5: claim above: cell " in out
-    assert "ran under another registration or none, yet the claim counts as pre-registered" \
-        in out
+    assert code == 1 and re.search(r"INCONSISTENT: reg_cells.csv:\d+: claim above: cell \w{16} "
+                                   "ran under another registration or none, yet the claim "
+                                   "counts as pre-registered", out)
 
 
 def test_a_claim_run_under_another_definition_yet_counted_is_found(copy, capsys):
@@ -137,8 +138,8 @@ def test_a_claim_run_under_another_definition_yet_counted_is_found(copy, capsys)
         row["claims"] = json.dumps({"above": "0123456789abcdef"})
     _rewrite(board, path, rows)
     code, out = _verify(capsys, str(board / "reg.md"))
-    assert code == 1 and "reg_cells.csv:5: claim above: cell " in out
-    assert "ran under digest 0123456789abcdef, not the registered " in out
+    assert code == 1 and re.search(r"INCONSISTENT: reg_cells.csv:\d+: claim above: cell \w{16} "
+                                   "ran under digest 0123456789abcdef, not the registered ", out)
 
 
 def test_a_deciding_cell_dated_before_its_registration_is_found(copy, capsys):
@@ -160,9 +161,12 @@ def test_a_record_without_hashes_and_a_missing_page(copy, capsys, tmp_path):
     del record["sha256"]
     (board / "reg.json").write_text(json.dumps(record))
     code, out = _verify(capsys, "--all", str(board))
-    assert code == 1 and "reg.json: the record lists no sha256 of its data files" in out
+    assert code == 1 and "reg.json: the record lists no sha256 of its files" in out
     code, out = _verify(capsys, str(tmp_path / "nowhere.md"))
     assert code == 2 and out == f"{tmp_path / 'nowhere.json'}: no page record there\n"
+    code, out = _verify(capsys, "--all", str(tmp_path / "empty"))
+    assert code == 2 and out == f"{tmp_path / 'empty'}: no folder of pages (PAGE.md beside " \
+        "PAGE.json)\n"
 
 
 @pytest.mark.parametrize("record", page_records(BOARDS), ids=lambda p: p.stem)
@@ -172,3 +176,27 @@ def test_every_published_verdict_recomputes_from_its_units(record):
     page = json.loads(record.read_text())
     for section in page["claims"]:
         assert check_verdicts(section, BOARDS / section["units"]) == len(section["claims"])
+
+
+def test_a_page_without_the_cells_its_claims_read_is_found(copy, capsys):
+    board = copy / "board"
+    path = board / "reg_cells.csv"
+    path.write_text(path.read_text().splitlines()[0] + "\n")  # the header alone
+    _rehash(board, "reg_cells.csv")
+    code, out = _verify(capsys, str(board / "reg.md"))
+    assert code == 1 and re.search(r"reg_cells.csv: claim above: has no row of cell \w{16}, "
+                                   "which the claim's units read", out)
+
+
+def test_a_changed_page_or_an_unreadable_file_is_found_in_one_line(copy, capsys):
+    board = copy / "board"
+    page = board / "reg.md"
+    page.write_text(page.read_text().replace("| holds", "| fails"))
+    code, out = _verify(capsys, str(page))
+    assert code == 1 and "reg.md: its sha256 is not the record's" in out
+    (board / "reg_values.csv.gz").write_bytes(b"not gzip")
+    _rehash(board, "reg_values.csv.gz")
+    _rehash(board, "reg.md")
+    code, out = _verify(capsys, "--all", str(board))
+    assert code == 1 and len(out.splitlines()) == 1
+    assert "INCONSISTENT: reg.json: cannot be read as a published page (BadGzipFile" in out

@@ -17,6 +17,7 @@ from geobench.study.registered import (
     CHANGED,
     NOT_REGISTERED,
     OUTSIDE,
+    SEEDS,
     registration_path,
     registration_record,
 )
@@ -137,8 +138,9 @@ def test_the_page_names_its_registration_and_the_sha256_of_its_files(tmp_path, c
     record = json.loads((board / "reg.json").read_text())
     assert record["registration"]["sha256"] == sha
     assert record["registration"]["file"] == "../registrations/reg_smoke.json"
-    assert set(record["sha256"]) == {"reg.csv", "reg_cells.csv", "reg_claims.csv",
-                                     "reg_claims_explore.csv", "reg_values.csv.gz"}
+    assert set(record["sha256"]) == set(record["files"]) - {"reg.json"}
+    assert {"reg.md", "reg_cells.csv", "reg_claims.csv", "reg_values.csv.gz"} <= \
+        set(record["files"]) and record["cells_file"] == "reg_cells.csv"
     for name, digest in record["sha256"].items():
         assert hashlib.sha256((board / name).read_bytes()).hexdigest() == digest, name
 
@@ -196,3 +198,39 @@ def _registry():
     from geobench.contract.manager import registry
 
     return registry()
+
+
+def test_confirmation_seeds_changed_after_the_registration_make_every_claim_post_hoc(
+        tmp_path, capsys):
+    suite, store, _ = _paths(tmp_path)
+    suite.write_text(SUITE)
+    assert _cli(capsys, "register", str(suite), "--store", str(store))[0] == 0
+    suite.write_text(SUITE.replace("[100, 101, 102]", "[200, 201, 202]"))  # seeds picked late
+    assert "differ from their registration" in _run(capsys, suite, store)
+    assert _claims(capsys, suite, store)["above"]["posthoc"] == SEEDS
+
+
+def test_the_registration_is_found_from_any_working_folder(tmp_path, monkeypatch):
+    suite, _, registered = _paths(tmp_path)
+    suite.write_text(SUITE)
+    monkeypatch.chdir(suite.parent)
+    assert registration_path(load_suite("r.yaml"), "smoke").resolve() == registered
+    monkeypatch.chdir(tmp_path)
+    assert registration_path(load_suite("suites/r.yaml"), "smoke") == \
+        registered.relative_to(tmp_path)
+
+
+def test_register_keeps_its_registration_and_replaces_it_only_when_told(tmp_path, capsys):
+    suite, store, registered = _paths(tmp_path)
+    suite.write_text(SUITE)
+    assert _cli(capsys, "register", str(suite), "--store", str(store))[0] == 0
+    _run(capsys, suite, store)
+    code, out, _ = _cli(capsys, "register", str(suite), "--store", str(store))
+    assert code == 0 and "registered already" in out  # the same claims, after the run
+    written = registered.read_bytes()
+    suite.write_text(SUITE.replace('"> 0.1"', '"> 0.2"'))
+    code, _, err = _cli(capsys, "register", str(suite), "--store", str(store))
+    assert code == 2 and "registers other claims or confirmation seeds" in err
+    code, _, err = _cli(capsys, "register", str(suite), "--store", str(store), "--replace")
+    assert code == 2 and "3 of its 3 confirmation cells are stored" in err  # they ran
+    assert registered.read_bytes() == written
