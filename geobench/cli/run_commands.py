@@ -73,8 +73,9 @@ def _terminated(signum: int, frame: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from geobench.publish.output import check_writable
     from geobench.report.leaderboard import publish
-    from geobench.report.overwrite import check_before_run
+    from geobench.report.overwrite import check_before_run, earlier_record
     from geobench.report.paths import leaderboard_path
+    from geobench.report.retired import check_kept
     from geobench.run.runner import RunOptions, run_suite
     from geobench.run.store import stored_configs
     from geobench.suite import load_suite
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         page = leaderboard_path(loaded, args.profile, args.store, args.out)
         check_writable(page)
         check_before_run(page, args.store, args.force)
+        check_kept(page, earlier_record(page), loaded)
     study = open_study(args, loaded, lambda: stored_configs(args.store), runs=True)
     executor_options = {flag[2:].replace("-", "_"): getattr(args, flag[2:].replace("-", "_"))
                         for flag, _, _ in EXECUTOR_FLAGS}

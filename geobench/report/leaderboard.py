@@ -51,6 +51,7 @@ from geobench.report.page_record import (
 )
 from geobench.report.paths import leaderboard_path, shown_path, shown_text
 from geobench.report.results import values_csv_gz
+from geobench.report.retired import check_kept, retired_records, retired_section
 from geobench.report.tables import (
     FAILED_MARK,
     MISSING,
@@ -97,6 +98,7 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     loaded, cells, registry = study.loaded, study.cells, study.registry
     mark = StoreMark.of(store)
     earlier = check_owner(out, mark, force)
+    check_kept(out, earlier, loaded)
     spec = loaded.suite.leaderboard
     values = StoredValues(store, cells)
     rows = row_keys(loaded, cells)
@@ -121,6 +123,7 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
             md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
                                  EXPLORATION)
             sections.append(_section(explore, EXPLORATION, out, files, "explore", None))
+    md += retired_section(loaded.suite, out.stem)
     stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
     files[stored] = values_csv_gz(store.path, cells)
     ran_under = out.with_name(f"{out.stem}{CELLS_SUFFIX}")
@@ -145,7 +148,7 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
         for path, content in sorted(files.items())}
     record = page_record(loaded, study.profile, cells, values, out, sections, figures,
                          stored.name, mark.record(out.parent), sorted(names), registration,
-                         ran_under.name, hashes)
+                         ran_under.name, hashes, retired_records(loaded.suite, out.stem))
     files[record_path] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     remove_stale(out, earlier, names)

@@ -117,15 +117,15 @@ def section_record(verdicts: list[Verdict], section: Section, out: Path, seeds: 
 def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: StoredValues,
                 out: Path, sections: list[dict[str, Any]], figures: list[tuple[str, str]],
                 values_file: str, store: dict[str, str | None], files: list[str],
-                registration: dict[str, str] | None, cells_file: str, hashes: dict[str, str]
-                ) -> dict[str, Any]:
+                registration: dict[str, str] | None, cells_file: str, hashes: dict[str, str],
+                retired: list[dict[str, Any]]) -> dict[str, Any]:
     """The record of the leaderboard ``out``: everything above, ``figures`` as
     (series key, file name) pairs, the store it was published from (its id and file name,
     ``report.overwrite``), the names of every file written with it (``files``, itself
     included), the registration its verdicts were decided under (its path from the page,
     time and sha256; None: none), the CSV of what each cell ran under (``cells_file``,
-    ``report.cell_rows``) and the sha256 of every file written with it but itself
-    (``hashes``)."""
+    ``report.cell_rows``), the sha256 of every file written with it but itself
+    (``hashes``) and its retired claims (``report.retired``)."""
     suite = loaded.suite
     plan = seed_plan(loaded, profile)
     return {"format": RECORD_FORMAT, "suite": suite.name, "profile": profile,
@@ -138,4 +138,4 @@ def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: St
             "values": values_file, "claims": sections,
             "figures": [{"key": key, "file": name} for key, name in figures],
             "store": store, "files": sorted(files), "registration": registration,
-            "cells_file": cells_file, "sha256": hashes}
+            "cells_file": cells_file, "sha256": hashes, "retired": retired}

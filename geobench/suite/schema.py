@@ -303,6 +303,20 @@ class Claim(Condition):
         return self.where if isinstance(self.where, list) else [self.where]
 
 
+class RetiredClaim(Strict):
+    """A claim removed after it had a published verdict: kept, with why and when, and the
+    verdict it last had on each page (docs/claims.md, "Retired claims")."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$", max_length=MAX_NAME)
+    statement: str
+    reason: str = Field(description="why the claim was removed")
+    commit: str = Field(pattern=r"^[0-9a-f]{7,40}$",
+                        description="the commit that removed it")
+    verdicts: dict[str, str] = Field(
+        default_factory=dict, description="page (e.g. alignment_mid) -> the verdict it last "
+        "had there, as published")
+
+
 class Suite(Strict):
     name: Name
     description: str = ""
@@ -321,6 +335,8 @@ class Suite(Strict):
     profiles: dict[Name, Profile] = Field(default_factory=dict)
     leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
     claims: list[Claim] = Field(default_factory=list)
+    retired: list[RetiredClaim] = Field(
+        default_factory=list, description="claims removed after a published verdict")
     executor: ComponentSpec | None = Field(
         None, description="default executor of the suite, e.g. {name: ray, num_gpus: 1}")
     loggers: list[ComponentSpec] = Field(
@@ -339,8 +355,9 @@ class Suite(Strict):
     def _arms(self) -> Suite:
         if len(self.arms) == 1:
             raise ValueError("'arms' needs two or more arms (leave it out for a single arm)")
-        ids = [c.id for c in self.claims]
+        ids = [c.id for c in self.claims] + [r.id for r in self.retired]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
-            raise ValueError(f"claim id {dup!r} appears twice; claim ids are unique")
+            raise ValueError(f"claim id {dup!r} appears twice; claim ids are unique, retired "
+                             "ones included")
         return self
