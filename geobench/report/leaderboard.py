@@ -12,12 +12,10 @@ field declares a direction (``higher`` / ``lower``).  Tables: ``geobench.report.
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import hashlib
 import io
 import json
 import math
-import os
 import re
 import statistics
 from collections import defaultdict
@@ -33,28 +31,26 @@ from geobench.claims.claims_table import (
     claims_section,
 )
 from geobench.claims.family import PaperFamily
-from geobench.claims.registration import claims_digest
 from geobench.claims.values import StoredValues, declared
 from geobench.claims.verdicts import Verdict
 from geobench.contract.interfaces import FieldDoc
 from geobench.publish.markdown import markdown_table, md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
-from geobench.records import DEFAULT_THREADS, SINGLE_ARM, Cell, plugins_text
+from geobench.records import SINGLE_ARM, Cell
 from geobench.report import tables
 from geobench.report.cell_rows import cells_csv
 from geobench.report.overwrite import StoreMark, check_owner, remove_stale
+from geobench.report.page_header import header, named_registration
 from geobench.report.page_record import (
     RECORD_SUFFIX,
     page_record,
-    provenance,
     section_record,
 )
-from geobench.report.paths import leaderboard_path, shown_path, shown_text
+from geobench.report.paths import leaderboard_path, shown_text
 from geobench.report.results import values_csv_gz
 from geobench.report.retired import check_kept, retired_records, retired_section
 from geobench.report.tables import (
     FAILED_MARK,
-    MISSING,
     Groups,
     aggregate,
     cell_text,
@@ -64,7 +60,6 @@ from geobench.run.store import Store
 from geobench.study import Study
 from geobench.suite import LoadedSuite, get_dotted
 from geobench.suite.schema import LeaderboardMetric, LeaderboardSpec, PlotSpec
-from geobench.suite.seeds import seed_cells, seed_plan
 from geobench.suite.where import config_value, named_arms, selects
 
 VALUES_SUFFIX = "_values.csv.gz"  # every stored value of the cells, beside the page
@@ -128,8 +123,8 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     files[stored] = values_csv_gz(store.path, cells)
     ran_under = out.with_name(f"{out.stem}{CELLS_SUFFIX}")
     files[ran_under] = cells_csv(cells, values)
-    registration = _registration(study, out)
-    md += _header(loaded, cells, values, out, stored.name, registration)
+    registration = named_registration(study, out)
+    md += header(loaded, cells, values, out, stored.name, ran_under.name, registration)
     md += "## Results\n\n"
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
@@ -153,17 +148,6 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     write_files(files)
     remove_stale(out, earlier, names)
     return md
-
-
-def _registration(study: Study, out: Path) -> dict[str, str] | None:
-    """The profile's registration as the page names it: its path from the page's folder,
-    when it was made and its sha256; None when the profile has none (or no confirmation
-    seeds for it to register)."""
-    found = study.registration if study.has_confirmation else None
-    if found is None:
-        return None
-    return {"file": Path(os.path.relpath(found.path, out.parent)).as_posix(),
-            "registered": found.record["registered"], "sha256": found.sha256}
 
 
 def _section(verdicts: list[Verdict], section: Section, out: Path,
@@ -265,49 +249,6 @@ def _csv_text(values: StoredValues, parts: list[CsvPart],
     return buffer.getvalue()
 
 
-def _header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Path,
-            stored: str, registration: dict[str, str] | None) -> str:
-    suite = loaded.suite
-    prov = provenance(cells, values)
-    threads = prov["threads"]  # 0: unknown
-    counts = ", ".join(f"{n} {s}" for s, n in prov["statuses"].items())
-    if prov["arms_diverged"]:
-        counts += "; arm diverged in a complete cell: " + ", ".join(
-            f"{arm} in {n}" for arm, n in prov["arms_diverged"].items())
-    seeds = prov["trial_seeds"]
-    profile = "".join(sorted({f" --profile {c.profile}" for c in cells if c.profile != "smoke"}))
-    flag = f" --threads {threads[0]}" if threads not in ([], [str(DEFAULT_THREADS)]) \
-        and len(threads) == 1 else ""
-    csv_name = out.with_suffix(".csv").name
-    suite_file = shown_path(loaded.path)
-    core = f" (geobench {', '.join(prov['geobench'])})" if prov["geobench"] else ""
-    lines = [
-        suite.description.strip(),
-        "",
-        f"- generated: {dt.date.today().isoformat()}; the values by "
-        f"`geobench run {suite_file}{profile}{flag}`, this page by "
-        f"`geobench leaderboard {suite_file}{profile} --out {shown_path(out)}`",
-        f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
-        *_claims_line(loaded, cells, values, registration),
-        f"- code: {', '.join(prov['code']) or 'n/a'}{core}; plugins: "
-        f"{plugins_text(prov['plugins']) or 'not recorded'}; torch "
-        f"{', '.join(prov['torch']) or 'n/a'}; devices "
-        f"{', '.join(prov['devices']) or 'n/a'}; CPU {'; '.join(prov['cpus']) or 'not recorded'}"
-        f"; torch threads per cell {', '.join(threads) or 'not recorded'}",
-        "- values: mean ± half-width of the 95% Student-t interval over trial seeds "
-        f"(n=k/N: k of N seeds have a value); †k: k seeds diverged; {MISSING}: no result; "
-        + (f"{FAILED_MARK}k: the metric failed on the arm in k seeds; "
-           if values.failures(cells) else "") +
-        "**bold**: best in a column whose metric has a direction",
-        f"- every value as CSV: [{csv_name}]({csv_name}); every stored value of every cell: "
-        f"[{stored}]({stored}) (`geobench results {suite_file}{profile} --csv --series`); "
-        f"what each cell ran under (times, code, plugins, registration, claim digests): "
-        f"[{out.stem}{CELLS_SUFFIX}]({out.stem}{CELLS_SUFFIX})",
-        "",
-    ]
-    return "\n".join(lines) + "\n"
-
-
 def _failed_metrics(values: StoredValues, cells: list[Cell]) -> str:
     """``## Failed metrics``: each metric that raised on an arm (cell, varied keys, arm,
     metric, step, error); empty when none did."""
@@ -321,41 +262,6 @@ def _failed_metrics(values: StoredValues, cells: list[Cell]) -> str:
             "it failed in k of the trial seeds); the cell's other arms and metrics kept "
             "theirs. `geobench results SUITE --failed` prints each traceback.\n\n"
             + markdown_table(rows, ["cell", "varied", "arm", "metric", "step", "error"]))
-
-
-def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
-                 registration: dict[str, str] | None) -> list[str]:
-    """The claims' digest, which trial seeds decide them and when those cells ran, and the
-    registration they were decided under."""
-    if not loaded.suite.claims:
-        return []
-    profile = cells[0].profile if cells else "smoke"
-    plan = seed_plan(loaded, profile)
-    line = (f"- claims: {len(loaded.suite.claims)}, definitions digest "
-            f"`{claims_digest(loaded.suite)}`; ")
-    if plan.confirm is None:
-        return [line + "no confirmation seeds: the verdicts read the exploration seeds "
-                       f"{_seed_text(plan.seeds('explore'))}"]
-    confirm = seed_cells(loaded, profile, cells, "confirm")
-    ran = sorted(t for c in confirm if (t := values.finished(c)) is not None)
-    when = (f"ran {_day(ran[0])} to {_day(ran[-1])}" if ran else "not run yet")
-    registered = "no registration" if registration is None else (
-        f"registered in `{registration['file']}` on {registration['registered']} "
-        f"(sha256 `{registration['sha256'][:12]}`)")
-    return [line + f"confirmation seeds {_seed_text(plan.seeds('confirm'))} ({when}) decide "
-                   f"the verdicts; {registered}; exploration seeds "
-                   f"{_seed_text(plan.seeds('explore'))}"]
-
-
-def _seed_text(seeds: list[int]) -> str:
-    """Consecutive seeds as ``a–b``, others listed."""
-    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
-        return f"{seeds[0]}–{seeds[-1]}"
-    return ", ".join(map(str, seeds))
-
-
-def _day(t: float) -> str:
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _legend(metrics: list[LeaderboardMetric], docs: list[FieldDoc | None]) -> str:

@@ -55,6 +55,12 @@ def _rehash(board: Path, name: str) -> None:
     (board / "reg.json").write_text(json.dumps(record))
 
 
+def _cells(board: Path) -> tuple[Path, list[dict]]:
+    """The page's cells CSV and its rows."""
+    path = board / "reg_cells.csv"
+    return path, list(csv.DictReader(path.open()))
+
+
 def _rewrite(board: Path, path: Path, rows: list[dict]) -> None:
     """Write ``rows`` over the CSV at ``path`` and rehash it in the record."""
     with path.open("w", newline="") as fh:
@@ -132,8 +138,7 @@ def test_a_claim_edited_after_its_registration_is_found(copy, capsys):
 
 def test_a_claim_run_under_another_definition_yet_counted_is_found(copy, capsys):
     board = copy / "board"
-    path = board / "reg_cells.csv"
-    rows = list(csv.DictReader(path.open()))
+    path, rows = _cells(board)
     for row in rows:  # as if the claim was edited after its registration, then ran
         row["claims"] = json.dumps({"above": "0123456789abcdef"})
     _rewrite(board, path, rows)
@@ -144,8 +149,7 @@ def test_a_claim_run_under_another_definition_yet_counted_is_found(copy, capsys)
 
 def test_a_deciding_cell_dated_before_its_registration_is_found(copy, capsys):
     board = copy / "board"
-    path = board / "reg_cells.csv"
-    rows = list(csv.DictReader(path.open()))
+    path, rows = _cells(board)
     seeds = [r["trial_seed"] for r in rows]
     rows[seeds.index("101")]["started"] = "2000-01-01T00:00:00+00:00"
     _rewrite(board, path, rows)
