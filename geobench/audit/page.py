@@ -3,7 +3,8 @@
 plugins, no torch. The checks, in order, stopping at the first inconsistency:
 
 1. **hashes**: every file the record lists under ``sha256`` (the markdown, its CSVs, values
-   file and figures) has that sha256, the files verify reads are among them, and the
+   file and figures) has that sha256, the page was decided under this version's verdict
+   rules, the files verify reads are among them, and the
    registration it names has the sha256 recorded (a record without them predates them:
    republish the page);
 2. **units**: each unit's a and b that is a stored value equals the values file's
@@ -91,6 +92,10 @@ def _verify(path: Path) -> Verified:
     if not hashes:
         raise Inconsistent(path.name, "the record lists no sha256 of its files (published "
                                       "before pages recorded them): republish the page")
+    if record.get("rules", 1) != recompute.RULES:
+        raise Inconsistent(path.name, f"decided under verdict rules {record.get('rules', 1)}, "
+                                      f"not this version's {recompute.RULES} "
+                                      "(docs/claims.md, \"Verdict rules\"): republish the page")
     read = [path.with_suffix(".md").name, record["values"], record["cells_file"],
             *(s["units"] for s in record["claims"])]
     if unhashed := [name for name in read if name not in hashes]:
@@ -134,16 +139,17 @@ def _same_hash(path: Path, name: str, digest: str) -> None:
                                  "changed after the page was published")
 
 
-def check_verdicts(section: dict[str, Any], units: Path) -> int:
-    """Compare each claim of ``section`` with its recomputation from ``units``; the number of
-    claims compared."""
-    parts, controls, claims = recompute.recompute_all(str(units))
+def check_verdicts(section: dict[str, Any], units: Path, rules: int = recompute.RULES) -> int:
+    """Compare each claim of ``section`` with its recomputation from ``units`` under verdict
+    ``rules``; the number of claims compared."""
+    parts, controls, claims = recompute.recompute_all(str(units), rules)
     for claim in section["claims"]:
         cid = claim["id"]
         if cid not in claims:
             raise Inconsistent(units.name, "has no units", claim=cid)
         mine = claims[cid]
-        outside = claim["posthoc"] is not None or claim["kind"] != "claim"
+        outside = claim["posthoc"] is not None or claim["kind"] != "claim" \
+            or claim.get("degenerate") is not None
         _same(units.name, cid, "outside the counts", outside, mine["posthoc"])
         for key in ("verdict", "verdict_holm", "p_value"):
             _same(units.name, cid, key, claim[key], mine[key])
@@ -193,8 +199,9 @@ def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
                                      "definition", claim=claim["id"])
         digests[claim["id"]] = claim["digest"]
     confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
-    counted = [] if confirm is None else [c["id"] for c in confirm["claims"]
-                                         if c["posthoc"] is None and c["kind"] == "claim"]
+    counted = [] if confirm is None else [c["id"] for c in confirm["claims"] if c["posthoc"]
+                                         is None and c["kind"] == "claim" and
+                                         c["degenerate"] is None]
     for cid in counted:
         if registration["confirm"] != record["seeds"]["confirm"]:
             raise Inconsistent(name, f"registers confirmation seeds {registration['confirm']}, "

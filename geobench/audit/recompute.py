@@ -18,8 +18,13 @@ and higher order statistics at 2.5% and 97.5%), or Clopper–Pearson on k = the 
 per-seed rates of ``a`` out of n seeds (reported as the rate minus c).  The p-value is
 two-sided, twice the smaller one-sided p.  A claim of several parts has p_holds = the
 largest part's and p_fails = k times the smallest (at most 1); Holm–Bonferroni at 0.05 runs
-over the claims with ``posthoc`` 0, ``kind`` claim and a p-value.  A part whose every row is
-``absent:`` (the profile lacks its cells) is ``not in this profile``, and so is its claim.
+over the claims with ``posthoc`` 0, ``kind`` claim, a test and a p-value.  A part whose every
+row is ``absent:`` (the profile lacks its cells) is ``not in this profile``, and so is its
+claim unless another part ``fails`` (a failing part is never hidden).  A claim other than a
+sanity check with a part (3 trial seeds or more, ``ci`` not ``rate``) whose per-seed mean d
+have a standard deviation of at most 1e-12 is ``degenerate``: no test, outside the family.
+These are verdict rules 2 (``--rules``); under rules 1, ``not in this profile`` outranked
+``fails`` and nothing was degenerate.
 Rows whose part is ``c1``, ``c2``, ... are the claim's positive controls, recomputed alike: a
 claim that holds reads ``inconclusive`` unless every control holds too.
 
@@ -48,6 +53,8 @@ from scipy import stats
 
 LEVEL = 0.95
 NOT_IN_PROFILE = "not in this profile"
+RULES = 2
+ZERO_SPREAD = 1e-12
 
 
 def _seed_means(rows: list[dict], key: str) -> list[float]:
@@ -88,6 +95,7 @@ def recompute(rows: list[dict]) -> dict:
         effect, low, high = k / n - c, low - c, high - c
     else:
         d = np.array(_seed_means(used, "d"))
+        out["zero_spread"] = bool(d.std(ddof=1) <= ZERO_SPREAD)
         effect = float(d.mean())
         if first["ci"] == "bootstrap":
             rng = np.random.Generator(np.random.PCG64(0))
@@ -131,31 +139,37 @@ def _recompute_rows(path: str) -> dict[tuple[str, int | str], dict]:
     return {key: recompute(group) for key, group in rows.items()}
 
 
-def recompute_claims(path: str) -> dict[str, dict]:
-    """Every claim's p-values, raw verdict and Holm verdict (None when post hoc)."""
-    return recompute_all(path)[2]
+def recompute_claims(path: str, rules: int = RULES) -> dict[str, dict]:
+    """Every claim's p-values, raw verdict and Holm verdict (None outside the family)."""
+    return recompute_all(path, rules)[2]
 
 
-def recompute_all(path: str) -> tuple[dict, dict, dict]:
+def recompute_all(path: str, rules: int = RULES) -> tuple[dict, dict, dict]:
     """Every part (``recompute_file``), control (``recompute_controls``) and claim
-    (``recompute_claims``) of the CSV, each unit read once."""
+    (``recompute_claims``) of the CSV, each unit read once, under verdict ``rules``."""
     rows = _recompute_rows(path)
     parts = {key: r for key, r in rows.items() if isinstance(key[1], int)}
     controls = {key: r for key, r in rows.items() if isinstance(key[1], str)}
     unfired = {c for (c, _), r in controls.items() if r["verdict"] != "holds"}
     with open(path, newline="") as fh:
         # outside the family: post hoc, or a sanity check or contrast (kind other than claim)
-        posthoc = {row["claim"]: row["posthoc"] == "1" or row.get("kind", "claim") != "claim"
-                   for row in csv.DictReader(fh)}
+        kinds = {row["claim"]: (row["posthoc"] == "1", row.get("kind", "claim"))
+                 for row in csv.DictReader(fh)}
+    order = ("fails", NOT_IN_PROFILE, "insufficient") if rules >= 2 else (
+        NOT_IN_PROFILE, "fails", "insufficient")
     claims = {}
     for claim in dict.fromkeys(c for c, _ in parts):
         mine = [r for (c, _), r in sorted(parts.items()) if c == claim]
         verdicts = [r["verdict"] for r in mine]
-        verdict = next((w for w in (NOT_IN_PROFILE, "fails", "insufficient") if w in verdicts),
+        verdict = next((w for w in order if w in verdicts),
                        "holds" if set(verdicts) == {"holds"} else "inconclusive")
         if verdict == "holds" and claim in unfired:  # the absence's control did not fire
             verdict = "inconclusive"
-        out = {"verdict": verdict, "posthoc": posthoc[claim], "p_value": None}
+        posthoc, kind = kinds[claim]
+        degenerate = (rules >= 2 and kind != "sanity" and verdict != NOT_IN_PROFILE
+                      and any(r.get("zero_spread") for r in mine))
+        out = {"verdict": "degenerate" if degenerate else verdict, "degenerate": degenerate,
+               "posthoc": posthoc or kind != "claim" or degenerate, "p_value": None}
         if verdict not in ("insufficient", NOT_IN_PROFILE):
             p_holds = max(r.get("p_holds", 1.0) for r in mine)
             tested = [r["p_fails"] for r in mine if "p_fails" in r]
@@ -285,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("claims_csv", help="a leaderboard's <suite>_claims.csv")
     ap.add_argument("--values", metavar="FILE", help="its <suite>_values.csv.gz: check each "
                                                      "unit's a and b against it first")
+    ap.add_argument("--rules", type=int, choices=(1, 2), default=RULES,
+                    help="the verdict rules the page was decided under (its record's "
+                         "\"rules\"; 1 where it has none)")
     args = ap.parse_args(argv)
     for path in (args.claims_csv, args.values):
         if path is not None and not Path(path).is_file():
@@ -302,9 +319,9 @@ def main(argv: list[str] | None = None) -> int:
             f"effect {r['effect']:+.4g} [{r['ci_low']:+.4g}, {r['ci_high']:+.4g}] "
             f"p {r['p_value']:.3g} ")
         print(f"{claim} part {part}: {r['method']} n={r['n']} {numbers}{r['verdict']}")
-    for claim, r in recompute_claims(path).items():
+    for claim, r in recompute_claims(path, args.rules).items():
         p = "—" if r["p_value"] is None else f"{r['p_value']:.3g}"
-        print(f"{claim}: p {p} {r['verdict']}, Holm {r['verdict_holm'] or '— (post hoc)'}")
+        print(f"{claim}: p {p} {r['verdict']}, Holm {r['verdict_holm'] or '— (outside)'}")
     return 1 if args.values and differ else 0
 
 

@@ -88,10 +88,16 @@ UNFIRED_NOTE = ("§ a positive control did not fire: the measurement never showe
                 "inconclusive.")
 
 
+DEGENERATE_NOTE = ("∅ degenerate: its units give no test (docs/claims.md, \"Degenerate "
+                   "evidence\"); outside the counts and the Holm family: ")
+
+
 def holm_text(v: Verdict) -> str:
     """The Holm column: the verdict, or why the claim is outside the family."""
     if v.claim.kind == "contrast":
         return "— (contrast)"
+    if v.degenerate is not None:
+        return "— (degenerate)"
     return "— (post hoc)" if v.posthoc else v.verdict_holm or "—"
 
 
@@ -155,8 +161,8 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
                "verdict", "Holm"] + ([f"Holm ({family.paper})"] if family else []) \
         + (["other scales"] if scaled else [])
     checks = checks_table(verdicts)
-    notes = posthoc_notes(verdicts) + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts)
-                                       else []) + [summary_line(verdicts)] \
+    notes = posthoc_notes(verdicts) + degenerate_notes(verdicts) \
+        + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts) else []) + [summary_line(verdicts)] \
         + ([family.note(verdicts)] if family else [])
     if out_dir is not None:  # on a page: its references to the docs linked or left out
         notes = [link_references(n, out_dir) for n in notes]
@@ -187,6 +193,12 @@ def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
                     f"{', '.join(ids)}" for reason, ids in found.items()]
 
 
+def degenerate_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
+    """One note listing the degenerate claims, each with why (ids quoted by ``code``)."""
+    found = [f"{code}{v.claim.id}{code} ({v.degenerate})" for v in verdicts if v.degenerate]
+    return [DEGENERATE_NOTE + "; ".join(found) + "."] if found else []
+
+
 def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
     """One row per claim: its effect [95% CI] and verdict (Holm's after a slash) in each of
     two profiles, and ``changed`` where both decide it (neither is insufficient nor lacks
@@ -210,9 +222,11 @@ def _verdicts(v: Verdict) -> str:
 
 
 def summary_line(verdicts: list[Verdict]) -> str:
-    """Pre-registered claims counted by raw and by Holm verdict; post hoc claims apart."""
+    """Pre-registered claims counted by raw and by Holm verdict; post hoc claims,
+    degenerate ones and contrasts apart."""
     pre = [v for v in verdicts if v.counted]
-    post = [v for v in verdicts if v.claim.kind == "claim" and v.posthoc]
+    post = [v for v in verdicts if v.claim.kind == "claim" and v.posthoc and not v.degenerate]
+    empty = [v for v in verdicts if v.claim.kind == "claim" and v.degenerate]
     contrasts = [v for v in verdicts if v.claim.kind == "contrast"]
 
     family = sum(v.p_value is not None for v in pre)
@@ -224,6 +238,9 @@ def summary_line(verdicts: list[Verdict]) -> str:
     if post:
         line += f" **Post hoc: {len(post)}** (outside the family): " + ", ".join(
             f"`{v.claim.id}` {v.verdict}" for v in post) + "."
+    if empty:
+        line += f" **Degenerate: {len(empty)}**∅ (no test; not counted): " + ", ".join(
+            f"`{v.claim.id}`" for v in empty) + "."
     if contrasts:
         line += f" **Contrasts: {len(contrasts)}**‡ (the paper does not make them; not " \
                 "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in contrasts) + "."

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 
-from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+from geobench.claims.verdicts import DEGENERATE, NOT_IN_PROFILE, Verdict
 from geobench.publish.output import figure_bytes
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#bf8700",
+           DEGENERATE: "#6e7781",
            "insufficient": "#8c959f", NOT_IN_PROFILE: "#d0d7de"}
 EDGE = 1000.0  # the shared axis ends here; farther intervals (zero width) end in an arrow
 ROW_INCHES = 0.18
@@ -74,9 +75,9 @@ def standardised(v: Verdict) -> tuple[float, float, float] | None:
 
 def marks(v: Verdict) -> str:
     """The marks after a claim's verdict or id: † post hoc, ‡ contrast, § a positive
-    control that did not fire."""
+    control that did not fire, ∅ degenerate."""
     return ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
-        + ("§" if v.unfired else "")
+        + ("§" if v.unfired else "") + ("∅" if v.degenerate else "")
 
 
 def forest_rows(verdicts: list[Verdict]) -> tuple[list[tuple[Verdict, Verdict, str]], list[str]]:

@@ -15,6 +15,7 @@ from geobench.claims.claims_table import (
     UNFIRED_NOTE,
     checks_table,
     control_text,
+    degenerate_notes,
     format_effect,
     format_p,
     part_text,
@@ -23,6 +24,7 @@ from geobench.claims.claims_table import (
     tested_claims,
 )
 from geobench.claims.family import PaperFamily
+from geobench.claims.forest import marks
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 
 WIDTH = 120
@@ -55,10 +57,7 @@ def _n(v: Verdict) -> str:
 def _verdicts(v: Verdict) -> str:
     if v.verdict == NOT_IN_PROFILE:
         return v.verdict
-    holm = v.verdict_holm or "—"
-    marks = ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
-        + ("§" if v.unfired else "")
-    return f"{v.verdict}{marks} / {holm}"
+    return f"{v.verdict}{marks(v)} / {v.verdict_holm or '—'}"
 
 
 def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -> str:
@@ -81,7 +80,7 @@ def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -
     table = tabulate(rows, headers=list(COLUMNS), maxcolwidths=list(COLUMNS.values()),
                      disable_numparse=True)
     absent = [v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE]
-    notes = [N_NOTE] + posthoc_notes(verdicts, code="") \
+    notes = [N_NOTE] + posthoc_notes(verdicts, code="") + degenerate_notes(verdicts, code="") \
         + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts) else []) \
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
         + ["", _plain(summary_line(verdicts))] \

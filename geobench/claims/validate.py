@@ -158,14 +158,31 @@ def _check_metrics(loaded: LoadedSuite, registry: Registry, specs: dict[str, str
 
 def _check_absence(loaded: LoadedSuite, loc: Loc, claim: Claim, part: Claim,
                    doc: FieldDoc | None) -> None:
-    """An absence (a rate of an outcome below c) names a positive control."""
-    rate = part.interval(doc is not None and doc.binary) == "rate"
-    if rate and not part.expects_greater and not claim.control:
-        raise loaded.fail(loc + ("expect",), f"claim {claim.id!r} claims an absence (the rate "
-                          f"of {part.metric} below {part.threshold:g}): name a positive "
-                          "control, 'control: [{metric, expect, where}]' at design points "
-                          "where the same measurement fires (docs/claims.md, \"Controls for "
-                          "absences\")")
+    """An absence (``absence``) names a positive control, unless the claim is a sanity
+    check (an identity, not a finding)."""
+    what = absence(part, part.interval(doc is not None and doc.binary) == "rate")
+    if what is not None and not claim.control and claim.kind != "sanity":
+        raise loaded.fail(loc + ("expect",), f"claim {claim.id!r} claims an absence ({what}): "
+                          "name a positive control, 'control: [{metric, expect, where}]' at "
+                          "design points where the same measurement fires, or make it "
+                          "'kind: sanity' if it holds by construction (docs/claims.md, "
+                          "\"Controls for absences\")")
+
+
+def absence(part: Claim, rate: bool) -> str | None:
+    """What a part claims never happens, or None: a rate of an outcome below c, or a
+    one-sample bound on every evaluation of a run — its largest value below c (``stat: max``
+    with ``< c``) or its smallest above c (``stat: min`` with ``> c``)."""
+    c = f"{part.threshold:g}" if part.compare is None and part.trend is None else None
+    if c is None:
+        return None
+    if rate and not part.expects_greater:
+        return f"the rate of {part.metric} below {c}"
+    if part.stat == "max" and not part.expects_greater:
+        return f"{part.metric} never above {c}"
+    if part.stat == "min" and part.expects_greater:
+        return f"{part.metric} never below {c}"
+    return None
 
 
 def _field_doc(registry: Registry, part: Any, specs: dict[str, str]) -> FieldDoc | None:

@@ -22,14 +22,18 @@ stays ≥ 95%, checked exactly for two runs a seed).  The claim is ``d > margin`
 - ``insufficient``: fewer than 3 trial seeds with a value;
 - ``not in this profile``: the profile has no unit of the claim (of some part): no cell its
   ``where`` selects, or no selected partner cell for any ``compare: {key}`` pair (such
-  units are marked ``absent:``).
+  units are marked ``absent:``);
+- ``degenerate``: a tested part's trial seeds give no test (``zero_spread``): their ``d``
+  are one number, so the interval has no width; the claim stays outside the counts and
+  Holm's family, like a sanity check (its parts keep their own verdicts).
 
 The p-value is two-sided, 2 min(p_holds, p_fails), from the one-sided tests the interval
 inverts (the t distribution's, the bootstrap shares, or the exact binomial's), so the raw
 verdict of a claim without ``also`` is decided exactly when p < 0.05.  A claim with ``also``
 conditions is tested part by part (each part on the claim's cells or its own ``where``); it
-is ``not in this profile`` if a part is, else ``fails`` if a part fails, else
-``insufficient`` if a part is, else ``holds`` if every part holds, else ``inconclusive``;
+``fails`` if a part fails (a failing part is never hidden), else is ``not in this profile``
+if a part is, else ``insufficient`` if a part is, else ``holds`` if every part holds, else
+``inconclusive``;
 its p_holds is the largest of its parts' (an intersection-union test) and its p_fails k
 times the smallest of its k parts' (Bonferroni inside the claim), so its raw ``fails``
 (uncorrected, as one failing part) may come with p ≥ 0.05, which Holm's verdict then reads
@@ -37,12 +41,14 @@ as ``inconclusive``.  Holm's step-down runs over the suite's pre-registered clai
 p-value (family-wise α = 0.05): a claim Holm does not reject reads ``inconclusive``; post
 hoc claims, declared so or found so by ``claims.registration``, are left out, and so are
 sanity checks (``kind: sanity``: they hold by construction) and contrasts the paper does not
-make (``kind: contrast``).
+make (``kind: contrast``).  ``RULES`` numbers these rules; a page records the number it was
+decided under (docs/claims.md, "Verdict rules").
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -66,6 +72,9 @@ from geobench.suite.schema import Claim
 
 MIN_PAIRS = 3
 NOT_IN_PROFILE = "not in this profile"
+DEGENERATE = "degenerate"
+ZERO_SPREAD = 1e-12  # float64 rounding of O(1) values; no shipped claim spreads below 1e-4
+RULES = 2  # 1: "not in this profile" outranked "fails", and nothing was degenerate
 PART_KEYS = ("ci", "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing",
              "p_holds", "p_fails", "p_value", "verdict")
 
@@ -97,6 +106,7 @@ class Verdict:
     controls: list[Verdict] = field(default_factory=list)  # its positive controls
     verdict_paper: str | None = None  # Holm's over the paper's family (claims.family)
     scales: dict[str, str] = field(default_factory=dict)  # other profile -> raw verdict
+    degenerate: str | None = None  # why its units give no test (``zero_spread``)
 
     @property
     def unfired(self) -> bool:
@@ -105,8 +115,9 @@ class Verdict:
 
     @property
     def counted(self) -> bool:
-        """A pre-registered claim of ``kind: claim``: counted, and in Holm's family."""
-        return self.claim.kind == "claim" and self.posthoc is None
+        """A pre-registered claim of ``kind: claim`` with a test: counted, and in Holm's
+        family."""
+        return self.claim.kind == "claim" and self.posthoc is None and self.degenerate is None
 
     @property
     def posthoc(self) -> str | None:
@@ -126,7 +137,7 @@ class Verdict:
         out = {"id": c.id, "source": c.source, "statement": c.statement, "metric": c.metric,
                "expect": c.expect, **_trend_json(c), "scale": c.scale,
                "margin": c.margin, "ci": self.ci,
-               "kind": c.kind, "posthoc": self.posthoc,
+               "kind": c.kind, "posthoc": self.posthoc, "degenerate": self.degenerate,
                "posthoc_declared": self.declared is not None,
                "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
@@ -195,13 +206,41 @@ def evaluate_claim(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
                    values: StoredValues, registry: Registry) -> Verdict:
     """The verdict of ``claim``; with ``also``, every part's and the combined one; with
     ``control``, each control's, and ``holds`` turns ``inconclusive`` unless every control
-    holds (an absence whose measurement never fires where it must says nothing)."""
+    holds (an absence whose measurement never fires where it must says nothing); a claim
+    (not a sanity check) with a part of zero spread reads ``degenerate``."""
     verdict = _conjunction(claim, loaded, cells, values, registry)
     verdict.controls = [_evaluate_part(c, loaded, cells, values, registry)
                         for c in claim.controls]
     if verdict.verdict == "holds" and verdict.unfired:
         verdict.verdict = "inconclusive"
+    if claim.kind != "sanity" and verdict.verdict != NOT_IN_PROFILE:
+        parts = verdict.parts or [verdict]
+        verdict.degenerate = next(
+            (f"{'' if len(parts) == 1 else f'part {i}: '}{why}"
+             for i, p in enumerate(parts, 1) if (why := zero_spread(p)) is not None), None)
+        if verdict.degenerate is not None:
+            verdict.verdict = DEGENERATE
     return verdict
+
+
+def zero_spread(part: Verdict) -> str | None:
+    """Why a part's units give no test, or None: its trial seeds' mean ``d`` (3 or more) have
+    a standard deviation of at most ``ZERO_SPREAD`` in the tested scale, so the interval has
+    no width and the p-value is 0 or 1 whatever the claim.  A rate is never degenerate:
+    outcomes that agree are its evidence, and Clopper–Pearson's interval keeps its width."""
+    if part.ci == "rate" or part.n < MIN_PAIRS:
+        return None
+    seeds: dict[int, list[float]] = {}
+    for u in part.units:
+        if u.d is not None:
+            seeds.setdefault(u.trial_seed, []).append(u.d)
+    d = [sum(x) / len(x) for x in seeds.values()]
+    if statistics.stdev(d) > ZERO_SPREAD:
+        return None
+    read = {(u.a, u.b) for u in part.units if u.d is not None}
+    a, b = read.pop() if len(read) == 1 else (None, None)
+    same = f" (a = {a:.3g}, b = {b:.3g} in every unit)" if a is not None else ""
+    return f"zero spread: every trial seed's d is {d[0]:.3g}{same}"
 
 
 def _conjunction(claim: Claim, loaded: LoadedSuite, cells: list[Cell],
@@ -228,11 +267,11 @@ def conjunction_p(parts: list[tuple[float | None, float | None]]) -> tuple[float
 
 
 def combined(verdicts: list[str]) -> str:
-    """``not in this profile`` if any part is (the profile cannot test the claim), else
-    ``fails`` if any part fails (one refuted part refutes the conjunction), else
-    ``insufficient`` if any part is, else ``holds`` if every part holds, else
+    """``fails`` if any part fails (one refuted part refutes the conjunction, whatever the
+    others), else ``not in this profile`` if any part is (the profile cannot test the
+    claim), else ``insufficient`` if any part is, else ``holds`` if every part holds, else
     ``inconclusive``."""
-    for worst in (NOT_IN_PROFILE, "fails", "insufficient"):
+    for worst in ("fails", NOT_IN_PROFILE, "insufficient"):
         if worst in verdicts:
             return worst
     return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"

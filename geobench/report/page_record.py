@@ -22,7 +22,7 @@ from geobench.claims.claims_table import (
 from geobench.claims.family import PaperFamily
 from geobench.claims.forest import forest_points, format_effect, standardised
 from geobench.claims.values import StoredValues
-from geobench.claims.verdicts import Verdict
+from geobench.claims.verdicts import RULES, Verdict
 from geobench.publish.doclinks import link_references
 from geobench.records import Cell, Status, plugins, utc_iso
 from geobench.report.paths import shown_path
@@ -85,13 +85,15 @@ def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
 
 def claim_record(v: Verdict) -> dict[str, Any]:
     """A claim's record: id, kind, source, statement, post hoc reason (None when
-    pre-registered), whether a control did not fire, the main part's numbers (for a claim
+    pre-registered), why it is degenerate (None: it has a test), whether a control did not
+    fire, the main part's numbers (for a claim
     with parts: its first part's, beside the combined p-value and verdict), the Holm
     verdicts (suite, paper), the raw verdict at the suite's other scales, and its parts and
     controls."""
     c = v.claim
     return {"id": c.id, "kind": c.kind, "source": c.source, "statement": c.statement,
-            "posthoc": v.posthoc, "unfired": v.unfired, **part_record(v, c),
+            "posthoc": v.posthoc, "degenerate": v.degenerate, "unfired": v.unfired,
+            **part_record(v, c),
             "verdict_holm": v.verdict_holm, "holm_text": holm_text(v),
             "verdict_paper": v.verdict_paper, "scales": dict(v.scales),
             "parts": [part_record(p, c) for p in v.parts],
@@ -125,7 +127,8 @@ def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: St
     included), the registration its verdicts were decided under (its path from the page,
     time and sha256; None: none), the CSV of what each cell ran under (``cells_file``,
     ``report.cell_rows``), the sha256 of every file written with it but itself
-    (``hashes``) and its retired claims (``report.retired``)."""
+    (``hashes``), its retired claims (``report.retired``) and the verdict rules it was
+    decided under (``claims.verdicts.RULES``)."""
     suite = loaded.suite
     plan = seed_plan(loaded, profile)
     return {"format": RECORD_FORMAT, "suite": suite.name, "profile": profile,
@@ -138,4 +141,4 @@ def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: St
             "values": values_file, "claims": sections,
             "figures": [{"key": key, "file": name} for key, name in figures],
             "store": store, "files": sorted(files), "registration": registration,
-            "cells_file": cells_file, "sha256": hashes, "retired": retired}
+            "cells_file": cells_file, "sha256": hashes, "retired": retired, "rules": RULES}

@@ -37,11 +37,14 @@ def section_id(source: str) -> str:
 
 
 def status(claim: dict[str, Any]) -> str:
-    """What a verdict is evidence of: pre-registered, post hoc, contrast or sanity check."""
+    """What a verdict is evidence of: pre-registered, post hoc, contrast, sanity check or
+    degenerate (no test)."""
     if claim["kind"] == "sanity":
         return "sanity check"
     if claim["kind"] == "contrast":
         return "contrast"
+    if claim.get("degenerate"):
+        return "degenerate"
     return "post hoc" if claim["posthoc"] else "pre-registered"
 
 

@@ -6,6 +6,7 @@ columns the current writer writes; the results tables of collapse and alignment 
 30 rows and 10 columns."""
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -57,6 +58,13 @@ def _checks_rows(markdown: str) -> dict[str, str]:
             ([c.strip() for c in line.split("|")[1:-1]] for line in block.splitlines()[2:])}
 
 
+def _rules(path: Path) -> int:
+    """The verdict rules the page of the units CSV ``path`` was decided under (1 where its
+    record predates them)."""
+    record = path.with_name(path.name.replace("_claims.csv", ".json"))
+    return json.loads(record.read_text()).get("rules", 1)
+
+
 def _effect_text(r: dict, scale: str, threshold: float) -> str:
     if r["method"] == "rate":
         lo, hi = r["ci_low"] + threshold, r["ci_high"] + threshold
@@ -101,7 +109,7 @@ def test_published_claims_recompute_from_their_units(path, recompute_claims):
     for key, r in controls.items():
         assert table[key][6] == ("fired" if r["verdict"] == "holds"
                                  else f"did not fire ({r['verdict']})"), key
-    for claim, r in recompute_claims.recompute_claims(str(path)).items():
+    for claim, r in recompute_claims.recompute_claims(str(path), _rules(path)).items():
         if claim in sanity:
             result = {"holds": "pass", "fails": "FAIL"}.get(r["verdict"], r["verdict"])
             assert checks[claim] == result, claim

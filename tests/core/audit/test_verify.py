@@ -176,10 +176,11 @@ def test_a_record_without_hashes_and_a_missing_page(copy, capsys, tmp_path):
 @pytest.mark.parametrize("record", page_records(BOARDS), ids=lambda p: p.stem)
 def test_every_published_verdict_recomputes_from_its_units(record):
     """The shipped pages' records against the recomputation from their units alone (their
-    records predate the sha256 that ``verify`` needs first)."""
+    records predate the sha256 that ``verify`` needs first, and the verdict rules: 1)."""
     page = json.loads(record.read_text())
     for section in page["claims"]:
-        assert check_verdicts(section, BOARDS / section["units"]) == len(section["claims"])
+        assert check_verdicts(section, BOARDS / section["units"], page.get("rules", 1)) \
+            == len(section["claims"])
 
 
 def test_a_page_without_the_cells_its_claims_read_is_found(copy, capsys):
@@ -204,3 +205,16 @@ def test_a_changed_page_or_an_unreadable_file_is_found_in_one_line(copy, capsys)
     code, out = _verify(capsys, "--all", str(board))
     assert code == 1 and len(out.splitlines()) == 1
     assert "INCONSISTENT: reg.json: cannot be read as a published page (BadGzipFile" in out
+
+
+def test_a_page_decided_under_other_verdict_rules_is_found(copy, capsys):
+    board = copy / "board"
+    record = json.loads((board / "reg.json").read_text())
+    assert record["rules"] == 2
+    del record["rules"]  # as a page published before the rules were numbered
+    (board / "reg.json").write_text(json.dumps(record))
+    code, out = _verify(capsys, str(board / "reg.md"))
+    assert code == 1 and out.strip() == (
+        f"{board / 'reg.md'}: INCONSISTENT: reg.json: decided under verdict rules 1, not this "
+        "version's 2 "
+        "(docs/claims.md, \"Verdict rules\"): republish the page")

@@ -107,13 +107,16 @@ def test_paired_effect_interval_and_verdicts_from_known_values(tmp_path):
     assert got["down"].verdict == "fails"
     assert got["wide"].verdict == "inconclusive"  # the interval contains the margin 1
     # one-sample: lr 0.05 values are 1.0 / 2.0 (m0/m1) + 0.5 (x = v): 16 cells, all > 0.5,
-    # four per trial seed, averaged per trial seed (the unit): n = 4
-    assert (got["one"].n, got["one"].pairs) == (4, 16) and got["one"].verdict == "holds"
+    # four per trial seed, averaged per trial seed (the unit): n = 4; the same four in every
+    # seed, so the seeds' means do not spread: no test
+    assert (got["one"].n, got["one"].pairs) == (4, 16) and got["one"].verdict == "degenerate"
     assert got["one"].effect == pytest.approx(statistics.fmean(
         [val(c) - 0.5 for c in cells if c.varied["optimizer.lr"] == 0.05]))
-    # log ratio m1/m0 = log 2 in every pair: a zero-width interval above 0
+    # log ratio m1/m0 = log 2 in every pair: a zero-width interval, no test
     assert got["ratio"].n == 4 and got["ratio"].effect == pytest.approx(math.log(2))
-    assert got["ratio"].verdict == "holds"
+    assert (got["ratio"].verdict, got["ratio"].degenerate) == (
+        "degenerate", "zero spread: every trial seed's d is 0.693 (a = 2, b = 1 in every unit)")
+    assert not got["ratio"].counted and got["ratio"].verdict_holm is None
 
 
 def test_where_lists_select_any_value_and_where_maps_are_a_union(tmp_path):
@@ -142,7 +145,8 @@ def test_where_lists_select_any_value_and_where_maps_are_a_union(tmp_path):
     assert got["union"].effect == pytest.approx(statistics.fmean([9 + s for s in range(4)]))
     # paired over m0 and m1: lr 0.2 minus lr 0.05 is 2 in every pair
     assert (got["paired"].n, got["paired"].pairs) == (4, 8)
-    assert got["paired"].effect == pytest.approx(2.0) and got["paired"].verdict == "holds"
+    assert got["paired"].effect == pytest.approx(2.0)
+    assert got["paired"].verdict == "degenerate"  # no spread: no test
 
 
 def test_stat_pairs_compare_two_reductions_of_one_series(tmp_path):
@@ -162,7 +166,7 @@ def test_stat_pairs_compare_two_reductions_of_one_series(tmp_path):
                                      series=series), {})
     got = _verdicts(loaded, cells, store)
     assert (got["fell"].n, got["fell"].effect) == (4, pytest.approx(-6.0))
-    assert got["fell"].ci_low == pytest.approx(-6.0) and got["fell"].verdict == "holds"
+    assert got["fell"].ci_low == pytest.approx(-6.0) and got["fell"].verdict == "degenerate"
     assert got["fell_log"].effect == pytest.approx(math.log(2.0 / 8.0))
 
 

@@ -10,7 +10,7 @@ import pytest
 from geobench.claims.claims_table import claims_table
 from geobench.claims.registration import claim_digests
 from geobench.claims.values import StoredValues
-from geobench.claims.verdicts import Verdict, combined, evaluate
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict, combined, evaluate
 from geobench.cli import main
 from geobench.contract.manager import registry
 from geobench.records import CellResult
@@ -135,6 +135,9 @@ def test_combined_verdict_rules():
     assert combined(["inconclusive", "fails"]) == "fails"
     assert combined(["fails", "insufficient", "holds"]) == "fails"  # one refuted part suffices
     assert combined(["insufficient", "holds"]) == "insufficient"
+    # a failing part is never hidden by one the profile cannot test
+    assert combined(["holds", "fails", NOT_IN_PROFILE]) == "fails"
+    assert combined([NOT_IN_PROFILE, "holds", "insufficient"]) == NOT_IN_PROFILE
 
 
 def test_paired_parts_on_a_paired_claim(tmp_path):
@@ -145,7 +148,9 @@ def test_paired_parts_on_a_paired_claim(tmp_path):
     # nccc: (0.8 + 0.01 s) - (-5 + 0.01 s) = 5.8; knn: (0.5 + 0.02 s) - (9 + 0.02 s) = -8.5
     assert [(p.effect, p.n, p.verdict) for p in v.parts] == [
         (pytest.approx(5.8), 4, "holds"), (pytest.approx(-8.5), 4, "holds")]
-    assert v.verdict == "holds"
+    # every pair differs by the same amount: the parts hold on zero-width intervals, no test
+    assert (v.verdict, v.degenerate) == ("degenerate",
+                                         "part 1: zero spread: every trial seed's d is 5.8")
 
 
 def test_malformed_parts_are_refused_in_one_line(tmp_path):
@@ -177,7 +182,7 @@ def test_a_claim_without_also_renders_as_before():
                    "**holds**", "holds"]
     assert "parts" not in v.as_json() and list(v.as_json()) == [
         "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "kind",
-        "posthoc", "posthoc_declared",
+        "posthoc", "degenerate", "posthoc_declared",
         "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_holds",
         "p_fails", "p_value", "verdict", "verdict_holm", "verdict_paper", "scales"]
 

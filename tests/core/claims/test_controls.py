@@ -61,6 +61,25 @@ def test_an_absence_without_a_control_is_refused(tmp_path):
         Study(load_suite(tmp_path / "a.yaml"), registry())
 
 
+@pytest.mark.parametrize(("test", "what"), [
+    ('stat: max, expect: "< 0.9"', "nccc.accuracy never above 0.9"),
+    ('stat: min, expect: "> 0.1"', "nccc.accuracy never below 0.1")])
+def test_a_bound_on_every_evaluation_is_an_absence_too(tmp_path, test, what):
+    """The largest value below c, or the smallest above c: "never" over a run."""
+    bound = f"  - {{id: never, statement: s, metric: nccc.accuracy, {test}}}\n"
+    text = SUITE.split("claims:\n")[0] + "claims:\n"
+    (tmp_path / "a.yaml").write_text(text + bound)
+    with pytest.raises(SuiteError, match=rf"claims\[0\].expect: claim 'never' claims an "
+                                         rf"absence \({what}\): name a positive control"):
+        Study(load_suite(tmp_path / "a.yaml"), registry())
+    sanity = bound.replace("{id: never,", "{kind: sanity, id: never,")
+    (tmp_path / "a.yaml").write_text(text + sanity)
+    Study(load_suite(tmp_path / "a.yaml"), registry())  # an identity needs no control
+    last = bound.replace("stat: max, ", "").replace("stat: min, ", "")
+    (tmp_path / "a.yaml").write_text(text + last)
+    Study(load_suite(tmp_path / "a.yaml"), registry())  # the last value: not "never"
+
+
 def test_an_absence_holds_only_where_its_control_fires(tmp_path, capsys, recompute_claims):
     fired, args = _claims(tmp_path / "fired", capsys, CONTROL.replace("TAG", "u"),
                           {"u": 1.0, "v": 0.0})

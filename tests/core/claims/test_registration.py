@@ -88,8 +88,9 @@ def test_cells_stored_without_a_record_make_every_claim_post_hoc(tmp_path, capsy
     cells = Study(loaded, registry()).cells
     store = Store(tmp_path / "db.sqlite")
     for cell in cells:  # as a store written before runs recorded their claims
-        store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": 0.5},
-                                     series=[("main", "nccc.accuracy", 30, 0.5)]), {})
+        v = 0.5 + 0.01 * cell.trial_seed
+        store.write(cell, CellResult(cell.id, "complete", finals={"nccc.accuracy": v},
+                                     series=[("main", "nccc.accuracy", 30, v)]), {})
     store.close()
     got = _claims(capsys, tmp_path, SUITE)["above"]
     assert (got["posthoc"], got["verdict"], got["verdict_holm"]) == (UNRECORDED, "holds", None)
