@@ -13,7 +13,9 @@ plugins, no torch. The checks, in order, stopping at the first inconsistency:
    every part's and control's n, effect, interval, p-value and verdict, recomputed from the
    units alone (``recompute``, which shares no code with the one that computed the page),
    equal the record's (floats to a relative 1e-6);
-4. **registration**: each registered digest is the sha256 of its registered definition, and
+4. **revisions**: no claim the page counts reads a cell whose values changed after the page
+   first published them (``<stem>_cells.csv``: ``values`` against ``published``);
+5. **registration**: each registered digest is the sha256 of its registered definition, and
    for every claim the page counts as pre-registered on the confirmation seeds, the
    registered confirmation seeds are the page's, the claim is registered and every cell its
    units read has a row in ``<stem>_cells.csv`` (unless it was missing from the store) that
@@ -117,6 +119,7 @@ def _verify(path: Path) -> Verified:
             raise Inconsistent(units.name, rest, int(line.split()[1]))
         values += checked
         claims += check_verdicts(section, units)
+    _unrevised(record, folder)
     deciding = 0
     if registered is not None:
         deciding = _registered(record, folder, folder / registered["file"])
@@ -149,7 +152,7 @@ def check_verdicts(section: dict[str, Any], units: Path, rules: int = recompute.
             raise Inconsistent(units.name, "has no units", claim=cid)
         mine = claims[cid]
         outside = claim["posthoc"] is not None or claim["kind"] != "claim" \
-            or claim.get("degenerate") is not None
+            or claim.get("degenerate") is not None or claim.get("revised") is not None
         _same(units.name, cid, "outside the counts", outside, mine["posthoc"])
         for key in ("verdict", "verdict_holm", "p_value"):
             _same(units.name, cid, key, claim[key], mine[key])
@@ -198,10 +201,7 @@ def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
             raise Inconsistent(name, "its registered digest is not that of its registered "
                                      "definition", claim=claim["id"])
         digests[claim["id"]] = claim["digest"]
-    confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
-    counted = [] if confirm is None else [c["id"] for c in confirm["claims"] if c["posthoc"]
-                                         is None and c["kind"] == "claim" and
-                                         c["degenerate"] is None]
+    confirm, counted = _counted(record)
     for cid in counted:
         if registration["confirm"] != record["seeds"]["confirm"]:
             raise Inconsistent(name, f"registers confirmation seeds {registration['confirm']}, "
@@ -236,6 +236,30 @@ def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
         raise Inconsistent(cells_file, problem + ", yet the claim counts as pre-registered",
                            line, cid)
     return len({cell for _, cell in read})
+
+
+def _counted(record: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The record's confirmation section (None: none) and the claims it counts."""
+    confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
+    return confirm, [] if confirm is None else [
+        c["id"] for c in confirm["claims"] if c["posthoc"] is None and c["kind"] == "claim"
+        and c.get("degenerate") is None and c.get("revised") is None]
+
+
+def _unrevised(record: dict[str, Any], folder: Path) -> None:
+    """No claim the page counts reads a cell whose values changed after the page first
+    published them (its cells CSV's ``values`` against ``published``)."""
+    confirm, counted = _counted(record)
+    if confirm is None:
+        return
+    with (folder / record["cells_file"]).open(newline="") as fh:
+        revised = {row["cell"] for row in csv.DictReader(fh)
+                   if row.get("published") and row["published"] != row.get("values")}
+    for (cid, cell), _ in sorted(_cells_read(folder / confirm["units"], set(counted)).items()):
+        if cell in revised:
+            raise Inconsistent(record["cells_file"], f"cell {cell} changed after the page "
+                               "published it, yet the claim counts (it reads revised)",
+                               claim=cid)
 
 
 def _cells_read(units: Path, claims: set[str]) -> dict[tuple[str, str], str]:

@@ -98,7 +98,16 @@ def holm_text(v: Verdict) -> str:
         return "— (contrast)"
     if v.degenerate is not None:
         return "— (degenerate)"
+    if v.revised is not None:
+        return "— (revised)"
     return "— (post hoc)" if v.posthoc else v.verdict_holm or "—"
+
+
+def paper_holm_text(v: Verdict) -> str:
+    """The Holm column over the paper's family: the verdict, or why the claim is outside."""
+    if v.counted and v.claim.per_suite:
+        return "— (per suite)"
+    return holm_text(v) if v.verdict_paper is None else v.verdict_paper
 
 
 def tested_claims(verdicts: list[Verdict]) -> list[Verdict]:
@@ -142,8 +151,7 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
         c = v.claim
         statement = f"{paper_link(c.source, out_dir, suite_path)}: {c.statement}" \
             if c.source else c.statement
-        extra = ([holm_text(v) if v.verdict_paper is None else v.verdict_paper]
-                 if family else []) + ([scales_text(v)] if scaled else [])
+        extra = ([paper_holm_text(v)] if family else []) + ([scales_text(v)] if scaled else [])
         blank = [""] * len(extra)
         if not v.parts:
             rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
@@ -161,7 +169,7 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
                "verdict", "Holm"] + ([f"Holm ({family.paper})"] if family else []) \
         + (["other scales"] if scaled else [])
     checks = checks_table(verdicts)
-    notes = posthoc_notes(verdicts) + degenerate_notes(verdicts) \
+    notes = posthoc_notes(verdicts) + degenerate_notes(verdicts) + revised_notes(verdicts) \
         + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts) else []) + [summary_line(verdicts)] \
         + ([family.note(verdicts)] if family else [])
     if out_dir is not None:  # on a page: its references to the docs linked or left out
@@ -191,6 +199,13 @@ def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
             found.setdefault(v.seen, []).append(f"{code}{v.claim.id}{code}")
     return notes + [f"† post hoc, {reason} (docs/claims.md, \"Confirmation seeds\"): "
                     f"{', '.join(ids)}" for reason, ids in found.items()]
+
+
+def revised_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
+    """One note per claim revised after publication: the verdict it had before, and why."""
+    return [f"↻ revised after publication, {code}{v.claim.id}{code}: "
+            f"{v.revised_from or 'a verdict not recorded'} before, {v.verdict} now ({v.revised}; "
+            "docs/claims.md, \"Revised verdicts\")" for v in verdicts if v.revised]
 
 
 def degenerate_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
@@ -225,8 +240,10 @@ def summary_line(verdicts: list[Verdict]) -> str:
     """Pre-registered claims counted by raw and by Holm verdict; post hoc claims,
     degenerate ones and contrasts apart."""
     pre = [v for v in verdicts if v.counted]
-    post = [v for v in verdicts if v.claim.kind == "claim" and v.posthoc and not v.degenerate]
+    post = [v for v in verdicts if v.claim.kind == "claim" and v.posthoc and not v.degenerate
+            and not v.revised]
     empty = [v for v in verdicts if v.claim.kind == "claim" and v.degenerate]
+    redone = [v for v in verdicts if v.claim.kind == "claim" and v.revised and not v.degenerate]
     contrasts = [v for v in verdicts if v.claim.kind == "contrast"]
 
     family = sum(v.p_value is not None for v in pre)
@@ -238,6 +255,9 @@ def summary_line(verdicts: list[Verdict]) -> str:
     if post:
         line += f" **Post hoc: {len(post)}** (outside the family): " + ", ".join(
             f"`{v.claim.id}` {v.verdict}" for v in post) + "."
+    if redone:
+        line += f" **Revised: {len(redone)}**↻ (a deciding cell changed after publication; " \
+                "not counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in redone) + "."
     if empty:
         line += f" **Degenerate: {len(empty)}**∅ (no test; not counted): " + ", ".join(
             f"`{v.claim.id}`" for v in empty) + "."
@@ -270,7 +290,8 @@ def unit_rows(verdicts: list[Verdict]) -> list[list[object]]:
         for i, p in tested:
             c = p.claim
             stat = "-".join(c.compare.stat) if c.compare and c.compare.stat else c.stat
-            head = [v.claim.id, v.claim.kind, int(v.posthoc is not None), i, c.metric, stat,
+            outside = v.posthoc is not None or v.revised is not None
+            head = [v.claim.id, v.claim.kind, int(outside), i, c.metric, stat,
                     c.expect.strip(), c.scale, c.margin, p.ci, trend_text(c)]
             rows += [head + [u.trial_seed, u.cell, u.config, u.cell_b, u.config_b, u.arm,
                              _repr(u.a), _repr(u.b), _repr(u.d), u.excluded] for u in p.units]

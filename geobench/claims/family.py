@@ -21,15 +21,20 @@ class PaperFamily:
     size: int = 0
 
     def note(self, verdicts: list[Verdict]) -> str:
-        """The line under the table: the family and this suite's counts in it."""
-        mine = [v.verdict_paper for v in verdicts if v.counted]
+        """The line under the table: the family, this suite's counts in it and its claims
+        quoted per suite, with why."""
+        mine = [v.verdict_paper for v in verdicts if v.counted and not v.claim.per_suite]
+        apart = [f"`{v.claim.id}` ({v.claim.per_suite})" for v in verdicts
+                 if v.counted and v.claim.per_suite]
         missing = f"; not run in this profile: {', '.join(self.not_run)}" if self.not_run \
             else ""
         return (f"**Holm over {self.paper}** (family-wise α = 0.05 over the {self.size} "
                 f"pre-registered claims tested in this profile by "
                 f"{', '.join(self.suites)}{missing}): this suite's "
                 f"{counts_text([v or '' for v in mine])}. Quote this column for the paper "
-                "(docs/claims.md, \"Families\").")
+                "(docs/claims.md, \"Families\")." + (
+                    f" Quoted per suite, outside the family: {'; '.join(apart)}."
+                    if apart else ""))
 
 
 Sibling = tuple[str, list[Verdict] | None, bool]
@@ -40,16 +45,17 @@ cell there), and whether it declares the profile at all."""
 def paper_holm(paper: str, suite: str, verdicts: list[Verdict],
                siblings: list[Sibling]) -> PaperFamily:
     """Set ``verdict_paper`` of ``verdicts`` (suite ``suite``'s): Holm's over them and the
-    counted claims of every sibling with stored cells; return the family."""
+    counted claims of every sibling with stored cells, less the claims quoted per suite
+    (their ``verdict_paper`` None); return the family."""
     family = PaperFamily(paper, [suite])
-    everyone = list(verdicts)
+    everyone = [v for v in verdicts if v.claim.per_suite is None]
     for name, theirs, declared in siblings:
         if theirs is None:
             if declared:
                 family.not_run.append(name)
             continue
         family.suites.append(name)
-        everyone += theirs
+        everyone += [v for v in theirs if v.claim.per_suite is None]
     for v, h in zip(everyone, holm_verdicts(everyone)):
         v.verdict_paper = h
     family.size = sum(v.counted and v.p_value is not None for v in everyone)

@@ -75,9 +75,10 @@ def standardised(v: Verdict) -> tuple[float, float, float] | None:
 
 def marks(v: Verdict) -> str:
     """The marks after a claim's verdict or id: † post hoc, ‡ contrast, § a positive
-    control that did not fire, ∅ degenerate."""
+    control that did not fire, ∅ degenerate, ↻ revised after publication."""
     return ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
-        + ("§" if v.unfired else "") + ("∅" if v.degenerate else "")
+        + ("§" if v.unfired else "") + ("∅" if v.degenerate else "") \
+        + ("↻" if v.revised else "")
 
 
 def forest_rows(verdicts: list[Verdict]) -> tuple[list[tuple[Verdict, Verdict, str]], list[str]]:

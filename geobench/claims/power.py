@@ -10,7 +10,9 @@ profile is every claim of ``kind: claim`` that the profile can test, less those 
 post hoc where it decides on exploration seeds (m claims); Holm rejects first at α / m, so a
 claim whose best p is not below α / m can never be decided there.  The seeds counted are
 those that decide the profile's verdicts: its confirmation seeds where it declares them,
-else its exploration seeds.
+else its exploration seeds.  The paper's family is every such claim of the paper's suites
+in one folder that declare the profile, less those quoted per suite (``per_suite``): the
+family its pages tell readers to quote (docs/claims.md, "Families").
 """
 
 from __future__ import annotations
@@ -72,15 +74,27 @@ def part_power(part: Claim, seeds: int, rate: bool, family: int) -> Power:
                  f"{rate_edge(part):g}", family, needed)
 
 
-def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
-                   cells: list[Cell]) -> dict[str, list[Power]]:
-    """Claim id -> the ``Power`` of each part, for every claim of ``profile``'s family."""
+def profile_family(loaded: LoadedSuite, profile: str, cells: list[Cell]) -> list[Claim]:
+    """The claims of ``profile``'s Holm family: ``kind: claim``, not declared post hoc where
+    the profile decides on exploration seeds, every part testable on the deciding cells."""
     decided = decided_cells(loaded, profile, cells)
     blind = confirming(loaded, profile)
-    family = [c for c in loaded.suite.claims if c.kind == "claim"
-              and (c.posthoc is None or blind)
-              and all(form_of(p).decidable(loaded.suite, p, selected_cells(p, decided))
-                      for p in c.parts)]
+    return [c for c in loaded.suite.claims if c.kind == "claim"
+            and (c.posthoc is None or blind)
+            and all(form_of(p).decidable(loaded.suite, p, selected_cells(p, decided))
+                    for p in c.parts)]
+
+
+def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
+                   cells: list[Cell], others: int | None = None) -> dict[str, list[Power]]:
+    """Claim id -> the ``Power`` of each part, for every claim of ``profile``'s family; with
+    ``others``, over the paper's family instead: the suite's claims not quoted per suite
+    and ``others`` claims of the paper's other suites."""
+    decided = decided_cells(loaded, profile, cells)
+    family = profile_family(loaded, profile, cells)
+    if others is not None:
+        family = [c for c in family if c.per_suite is None]
+    size = len(family) + (others or 0)
     out = {}
     for claim in family:
         powers = []
@@ -89,6 +103,6 @@ def profile_powers(loaded: LoadedSuite, registry: Registry, profile: str,
             doc = declared(registry, chosen, part.metric)
             rate = part.interval(doc is not None and doc.binary) == "rate"
             seeds = len({c.trial_seed for c in chosen})
-            powers.append(part_power(part, seeds, rate, len(family)))
+            powers.append(part_power(part, seeds, rate, size))
         out[claim.id] = powers
     return out

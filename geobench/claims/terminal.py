@@ -20,6 +20,7 @@ from geobench.claims.claims_table import (
     format_p,
     part_text,
     posthoc_notes,
+    revised_notes,
     summary_line,
     tested_claims,
 )
@@ -81,6 +82,7 @@ def terminal_table(verdicts: list[Verdict], family: PaperFamily | None = None) -
                      disable_numparse=True)
     absent = [v.claim.id for v in verdicts if v.verdict == NOT_IN_PROFILE]
     notes = [N_NOTE] + posthoc_notes(verdicts, code="") + degenerate_notes(verdicts, code="") \
+        + revised_notes(verdicts, code="") \
         + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts) else []) \
         + ([f"{NOT_IN_PROFILE} (no cell of it selected): {', '.join(absent)}"] if absent else []) \
         + ["", _plain(summary_line(verdicts))] \

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from geobench.claims.forms import form_of
-from geobench.claims.power import profile_powers
+from geobench.claims.power import Power, profile_powers
 from geobench.claims.select import selected_cells
 from geobench.contract.param_models import FieldDoc
 from geobench.contract.registry import Registry
@@ -244,19 +244,36 @@ def _check_power(loaded: LoadedSuite, registry: Registry, profile: str,
                  cells: list[Cell]) -> None:
     """Every claim of ``profile``'s family can reach a p-value below Holm's strictest
     threshold with the trial seeds that decide it (``claims.power``)."""
+    _refuse_undecidable(loaded, profile, profile_powers(loaded, registry, profile, cells),
+                        "")
+
+
+def check_paper_power(loaded: LoadedSuite, registry: Registry, profile: str,
+                      cells: list[Cell], others: dict[str, int]) -> None:
+    """The same over the paper's family, the one its pages tell readers to quote: the
+    suite's claims not quoted per suite and ``others`` (sibling suite -> its family's size
+    in ``profile``)."""
+    powers = profile_powers(loaded, registry, profile, cells, sum(others.values()))
+    suites = ", ".join(sorted([loaded.suite.name, *others]))
+    _refuse_undecidable(loaded, profile, powers, f" over {loaded.suite.paper}'s family "
+                        f"({suites})", "; or say why it is quoted per suite, 'per_suite: "
+                        "<why>' (docs/claims.md, \"Families\")")
+
+
+def _refuse_undecidable(loaded: LoadedSuite, profile: str, powers: dict[str, list[Power]],
+                        family: str, instead: str = "") -> None:
     ids = [c.id for c in loaded.suite.claims]
-    for claim_id, powers in profile_powers(loaded, registry, profile, cells).items():
-        for j, power in enumerate(powers):
+    for claim_id, parts in powers.items():
+        for j, power in enumerate(parts):
             if power.decidable:
                 continue
             raise loaded.fail(
                 ("claims", ids.index(claim_id)) + (("also", j - 1) if j else ()),
-                f"claim {claim_id!r} cannot be decided in profile {profile!r}: with "
+                f"claim {claim_id!r} cannot be decided in profile {profile!r}{family}: with "
                 f"{power.seeds} trial seeds its smallest p-value is {power.best_p:.2g} "
                 f"({power.how}), not below Holm's threshold 0.05/{power.family} = "
-                f"{power.threshold:.2g}; "
-                f"it needs at least {power.needed} trial seeds there (docs/claims.md, "
-                "\"Decidable by design\")")
+                f"{power.threshold:.2g}; it needs at least {power.needed} trial seeds there"
+                + (instead or " (docs/claims.md, \"Decidable by design\")"))
 
 
 def _check_controls(loaded: LoadedSuite, index: int, claim: Claim,

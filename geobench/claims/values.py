@@ -7,6 +7,8 @@ the training loss the engine records.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import defaultdict
 from typing import TYPE_CHECKING
@@ -48,8 +50,21 @@ class StoredValues:
         ids = [c.id for c in cells]
         self.rows = store.cells(ids)
         self.series: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for cell, arm, metric, _step, value in store.series(ids):
+        self._points: dict[str, list[tuple[str, str, int, float]]] = defaultdict(list)
+        for cell, arm, metric, step, value in store.series(ids):
             self.series[(cell, metric_key(arm, metric))].append(value)
+            self._points[cell].append((arm, metric, step, value))
+
+    def digest(self, cell: Cell) -> str | None:
+        """A fingerprint of ``cell``'s stored values — status, finals and every series
+        point, sha256 of their canonical JSON, 16 hex digits; None: not stored.  A rerun that
+        leaves them as they were leaves it as it was."""
+        row = self.rows.get(cell.id)
+        if row is None:
+            return None
+        text = json.dumps([row["status"], sorted(row["metrics"].items()),
+                           sorted(self._points.get(cell.id, []))])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def stored(self, cell: Cell) -> bool:
         """Whether the store holds ``cell`` (in any status)."""

@@ -107,6 +107,8 @@ class Verdict:
     verdict_paper: str | None = None  # Holm's over the paper's family (claims.family)
     scales: dict[str, str] = field(default_factory=dict)  # other profile -> raw verdict
     degenerate: str | None = None  # why its units give no test (``zero_spread``)
+    revised: str | None = None  # why a deciding cell changed after publication (mark_revised)
+    revised_from: str | None = None  # its verdict as first published, where known
 
     @property
     def unfired(self) -> bool:
@@ -117,7 +119,8 @@ class Verdict:
     def counted(self) -> bool:
         """A pre-registered claim of ``kind: claim`` with a test: counted, and in Holm's
         family."""
-        return self.claim.kind == "claim" and self.posthoc is None and self.degenerate is None
+        return self.claim.kind == "claim" and self.posthoc is None \
+            and self.degenerate is None and self.revised is None
 
     @property
     def posthoc(self) -> str | None:
@@ -138,6 +141,7 @@ class Verdict:
                "expect": c.expect, **_trend_json(c), "scale": c.scale,
                "margin": c.margin, "ci": self.ci,
                "kind": c.kind, "posthoc": self.posthoc, "degenerate": self.degenerate,
+               "revised": self.revised, "revised_from": self.revised_from,
                "posthoc_declared": self.declared is not None,
                "effect": self.effect, "ci_low": self.ci_low,
                "ci_high": self.ci_high, "n": self.n, "pairs": self.pairs,
@@ -175,6 +179,21 @@ def evaluate(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
         v.seen = None if v.declared else seen_before(v.claim, cells, values)
     apply_holm(verdicts)
     return verdicts
+
+
+def mark_revised(verdicts: list[Verdict], cells: set[str], before: dict[str, str]) -> None:
+    """Mark revised every claim whose units (parts and controls) read one of ``cells``,
+    confirmation cells whose values changed after a page published them, with ``before``
+    (claim id -> its verdict as first published) where known: its data are not those it
+    was declared blind on any more, so it leaves the counts and Holm's family."""
+    for v in verdicts:
+        read = {c for p in [*(v.parts or [v]), *v.controls] for u in p.units
+                for c in (u.cell, u.cell_b) if c in cells}
+        if read:
+            v.revised = (f"{len(read)} of the cells it reads changed after the page "
+                         f"published them: {', '.join(sorted(read)[:3])}"
+                         + (", …" if len(read) > 3 else ""))
+            v.revised_from = before.get(v.claim.id)
 
 
 def apply_holm(verdicts: list[Verdict]) -> None:

@@ -64,8 +64,9 @@ def show(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    cells = open_study(args).cells
-    print(f"{args.suite}: valid ({len(cells)} cells in profile {args.profile!r})")
+    study = open_study(args)
+    study.check_paper_power()
+    print(f"{args.suite}: valid ({len(study.cells)} cells in profile {args.profile!r})")
     return 0
 
 

@@ -49,6 +49,7 @@ from geobench.report.page_record import (
 from geobench.report.paths import leaderboard_path, shown_text
 from geobench.report.results import values_csv_gz
 from geobench.report.retired import check_kept, retired_records, retired_section
+from geobench.report.revised import published_digests, revised_section, verdicts_before
 from geobench.report.tables import (
     FAILED_MARK,
     Groups,
@@ -105,9 +106,12 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     files: dict[Path, Content] = {}
     md = f"# {loaded.suite.name} — {study.profile} profile\n\n"
     sections = []
+    published = published_digests(out, earlier)
     if loaded.suite.claims:
         confirmed = study.has_confirmation
-        verdicts, family = study.published_verdicts(store, values)
+        changed = {c.id for c in cells if published.get(c.id) not in (None, values.digest(c))}
+        verdicts, family = study.published_verdicts(store, values,
+                                                    (changed, verdicts_before(earlier)))
         section = CONFIRMATION if confirmed else UNCONFIRMED
         md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files, section,
                              family)
@@ -119,10 +123,11 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
                                  EXPLORATION)
             sections.append(_section(explore, EXPLORATION, out, files, "explore", None))
     md += retired_section(loaded.suite, out.stem)
+    md += revised_section(loaded.suite, out.stem)
     stored = out.with_name(f"{out.stem}{VALUES_SUFFIX}")
     files[stored] = values_csv_gz(store.path, cells)
     ran_under = out.with_name(f"{out.stem}{CELLS_SUFFIX}")
-    files[ran_under] = cells_csv(cells, values)
+    files[ran_under] = cells_csv(cells, values, published)
     registration = named_registration(study, out)
     md += header(loaded, cells, values, out, stored.name, ran_under.name, registration)
     md += "## Results\n\n"

@@ -85,15 +85,17 @@ def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
 
 def claim_record(v: Verdict) -> dict[str, Any]:
     """A claim's record: id, kind, source, statement, post hoc reason (None when
-    pre-registered), why it is degenerate (None: it has a test), whether a control did not
-    fire, the main part's numbers (for a claim
+    pre-registered), why it is degenerate (None: it has a test), quoted per suite (None:
+    over its paper's family) or revised after publication (with the verdict it had before),
+    whether a control did not fire, the main part's numbers (for a claim
     with parts: its first part's, beside the combined p-value and verdict), the Holm
     verdicts (suite, paper), the raw verdict at the suite's other scales, and its parts and
     controls."""
     c = v.claim
     return {"id": c.id, "kind": c.kind, "source": c.source, "statement": c.statement,
-            "posthoc": v.posthoc, "degenerate": v.degenerate, "unfired": v.unfired,
-            **part_record(v, c),
+            "posthoc": v.posthoc, "degenerate": v.degenerate, "per_suite": c.per_suite,
+            "revised": v.revised, "revised_from": v.revised_from,
+            "unfired": v.unfired, **part_record(v, c),
             "verdict_holm": v.verdict_holm, "holm_text": holm_text(v),
             "verdict_paper": v.verdict_paper, "scales": dict(v.scales),
             "parts": [part_record(p, c) for p in v.parts],

@@ -1,7 +1,8 @@
 """SQLite results store (WAL): one row per finished cell (a failed one with its error and
 traceback), each arm's status, the metrics that failed on an arm, its metric series and
-finals, a lease per running cell, and the store's id (``meta``), which the pages published
-from it record.
+finals, a lease per running cell, the store's id (``meta``), which the pages published
+from it record, and the records of complete or diverged cells that a rerun replaced
+(``run.revisions``).
 
 A store written before arms had statuses of their own (no ``arms`` rows for a cell) reads
 each arm as the cell's status, and one written before metrics could fail on an arm alone
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from geobench.records import DONE, ArmStatus, Cell, CellResult, MetricFailure, Status
+from geobench.run.revisions import SCHEMA as REVISIONS
+from geobench.run.revisions import keep_replaced
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -143,7 +146,7 @@ class Store:
         self.db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)
         self._use_wal()
         self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA} COMMIT;")  # see _writing
+        self.db.executescript(f"BEGIN IMMEDIATE; {SCHEMA}{REVISIONS} COMMIT;")  # see _writing
         with self._writing():  # the store's identity, made once (a store older than it: now)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
 
@@ -217,6 +220,8 @@ class Store:
                 {"claims": result.claims, "registration": result.registration}
             prov.update({k: first[k] for k in ("claims", "registration")
                          if first.get(k) is not None})
+            if prior and prior[0] in DONE:
+                keep_replaced(self.db, cell.id, time.time())
             self.db.execute("DELETE FROM series WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM finals WHERE cell = ?", (cell.id,))
             self.db.execute("DELETE FROM arms WHERE cell = ?", (cell.id,))

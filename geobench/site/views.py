@@ -37,14 +37,16 @@ def section_id(source: str) -> str:
 
 
 def status(claim: dict[str, Any]) -> str:
-    """What a verdict is evidence of: pre-registered, post hoc, contrast, sanity check or
-    degenerate (no test)."""
+    """What a verdict is evidence of: pre-registered, post hoc, contrast, sanity check,
+    degenerate (no test) or revised after publication."""
     if claim["kind"] == "sanity":
         return "sanity check"
     if claim["kind"] == "contrast":
         return "contrast"
     if claim.get("degenerate"):
         return "degenerate"
+    if claim.get("revised"):
+        return "revised"
     return "post hoc" if claim["posthoc"] else "pre-registered"
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from geobench.claims.family import PaperFamily, paper_holm
-from geobench.claims.validate import check_claim_metrics, checked_profiles
+from geobench.claims.power import profile_family
+from geobench.claims.validate import check_claim_metrics, check_paper_power, checked_profiles
 from geobench.claims.values import StoredValues
-from geobench.claims.verdicts import Verdict, apply_holm, evaluate
+from geobench.claims.verdicts import Verdict, apply_holm, evaluate, mark_revised
 from geobench.contract.manager import registry as loaded_registry
 from geobench.contract.registry import Registry
 from geobench.records import Cell
@@ -28,6 +29,10 @@ from geobench.suite.seeds import SeedSet, deciding_set, has_confirmation, seed_c
 
 if TYPE_CHECKING:
     from geobench.run.store import Store
+
+Revised = tuple[set[str], dict[str, str]] | None
+"""Confirmation cells whose values changed since a page published them, and the verdicts
+that page published (claim id -> verdict); None: no earlier page to compare."""
 
 
 class Study:
@@ -106,11 +111,14 @@ class Study:
         return has_confirmation(self.loaded, self.profile)
 
     def verdicts(self, store: Store, seeds: SeedSet | None = None,
-                 values: StoredValues | None = None) -> list[Verdict]:
+                 values: StoredValues | None = None, revised: Revised = None
+                 ) -> list[Verdict]:
         """Every claim's verdict on ``seeds`` (by default the deciding set), raw and with
         Holm's correction over the suite; ``values`` of the study's cells when already
         read. On the confirmation seeds of a profile with a registration, a claim that is not
-        decided under it is post hoc (``Registration.reason``)."""
+        decided under it is post hoc (``Registration.reason``); with ``revised`` (the cells
+        changed since a page published them, and the verdicts it published), the claims that
+        read one are marked revised (``claims.verdicts.mark_revised``)."""
         cells = self.decided_cells(seeds)
         values = StoredValues(store, cells) if values is None else values
         confirming = self.deciding_seeds(seeds) == "confirm"
@@ -119,7 +127,9 @@ class Study:
             confirm = seed_plan(self.loaded, self.profile).seeds("confirm")
             for v in verdicts:
                 v.seen = v.seen or self.registration.reason(v.claim, cells, values, confirm)
-            apply_holm(verdicts)
+        if confirming and revised is not None:
+            mark_revised(verdicts, *revised)
+        apply_holm(verdicts)
         return verdicts
 
     @property
@@ -130,12 +140,14 @@ class Study:
             self._registrations[self.profile] = read_registration(self.loaded, self.profile)
         return self._registrations[self.profile]
 
-    def published_verdicts(self, store: Store, values: StoredValues | None = None
+    def published_verdicts(self, store: Store, values: StoredValues | None = None,
+                           revised: Revised = None
                            ) -> tuple[list[Verdict], PaperFamily | None]:
-        """The verdicts a page publishes: on the deciding seeds, with Holm over the suite
+        """The verdicts a page publishes: on the deciding seeds (the claims reading a cell
+        ``revised`` since the page's earlier write marked so), with Holm over the suite
         and over the paper's family (None: the suite names no paper), and each claim's raw
         verdict at the suite's other profiles that the store holds cells of."""
-        verdicts = self.verdicts(store, values=values)
+        verdicts = self.verdicts(store, values=values, revised=revised)
         family = self.paper_holm(verdicts, store)
         for other in self.each_profile():
             if other.profile != self.profile:
@@ -160,6 +172,18 @@ class Study:
             self._read["siblings"] = [Study(s, self.registry) for s in sorted(
                 found, key=lambda s: s.suite.name) if s.suite.paper == paper]
         return self._read["siblings"]
+
+    def check_paper_power(self) -> None:
+        """Every claim of every profile can be decided over its paper's family there (the
+        family its pages tell readers to quote: ``validate.check_paper_power``), unless it
+        is quoted per suite."""
+        if self.loaded.suite.paper is None:
+            return
+        for profile, cells in self.profiles.items():
+            others = {s.name: sum(c.per_suite is None for c in
+                                  profile_family(s.loaded, profile, s.profiles[profile]))
+                      for s in self.siblings() if profile in s.profiles}
+            check_paper_power(self.loaded, self.registry, profile, cells, others)
 
     def paper_holm(self, verdicts: list[Verdict], store: Store) -> PaperFamily | None:
         """Set ``verdict_paper`` of ``verdicts`` (the study's, in its profile): Holm's over

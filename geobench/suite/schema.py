@@ -251,6 +251,10 @@ class Claim(Condition):
     posthoc: str | None = Field(
         None, min_length=1, description="why the claim was added or changed after seeing data "
         "that decide it; marked in the table and left out of the multiplicity family")
+    per_suite: str | None = Field(
+        None, min_length=1, description="why the claim is quoted per suite: its trial seeds "
+        "cannot decide it over its paper's family, which it leaves (its paper Holm column "
+        "reads '— (per suite)')")
     also: list[Condition] = Field(
         default_factory=list, description="further tests, each paired or one-sample, on the "
         "claim's cells or their own 'where'; the claim holds when every part holds")
@@ -317,6 +321,20 @@ class RetiredClaim(Strict):
         "had there, as published")
 
 
+class RevisedVerdict(Strict):
+    """A published verdict that a later rerun of the page's confirmation cells changed,
+    recorded where the page predates the digests that find it (docs/claims.md, "Revised
+    verdicts")."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_]+$", max_length=MAX_NAME)
+    page: str = Field(pattern=r"^[A-Za-z0-9_]+$", description="the page, e.g. orbit_mid")
+    before: str = Field(description="the verdict as first published, e.g. 'Holm: inconclusive'")
+    after: str = Field(description="the verdict after the rerun")
+    reason: str = Field(description="what changed the cells")
+    commit: str = Field(pattern=r"^[0-9a-f]{7,40}$",
+                        description="the commit that republished the page")
+
+
 class Suite(Strict):
     name: Name
     description: str = ""
@@ -337,6 +355,8 @@ class Suite(Strict):
     claims: list[Claim] = Field(default_factory=list)
     retired: list[RetiredClaim] = Field(
         default_factory=list, description="claims removed after a published verdict")
+    revised: list[RevisedVerdict] = Field(
+        default_factory=list, description="published verdicts a rerun changed, recorded")
     executor: ComponentSpec | None = Field(
         None, description="default executor of the suite, e.g. {name: ray, num_gpus: 1}")
     loggers: list[ComponentSpec] = Field(

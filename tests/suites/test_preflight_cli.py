@@ -9,7 +9,7 @@ def test_preflight_runs_the_selected_design_point(capsys):
                  "--only", "head.norm=none", "--steps", "3", "--batch", "8"])
     out = capsys.readouterr().out
     assert code == 0
-    assert out.startswith("suites/collapse.yaml [smoke]: 1 design points of 15 cells, 3 steps")
+    assert out.startswith("suites/collapse.yaml [smoke]: 1 design points of 17 cells, 3 steps")
     table = [line for line in out.splitlines() if line.startswith("| norm=none")]
     assert len(table) == 1 and "| complete " in table[0] and "|       3 |" in table[0]
 

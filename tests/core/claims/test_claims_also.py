@@ -182,7 +182,7 @@ def test_a_claim_without_also_renders_as_before():
                    "**holds**", "holds"]
     assert "parts" not in v.as_json() and list(v.as_json()) == [
         "id", "source", "statement", "metric", "expect", "scale", "margin", "ci", "kind",
-        "posthoc", "degenerate", "posthoc_declared",
+        "posthoc", "degenerate", "revised", "revised_from", "posthoc_declared",
         "effect", "ci_low", "ci_high", "n", "pairs", "excluded", "missing", "p_holds",
         "p_fails", "p_value", "verdict", "verdict_holm", "verdict_paper", "scales"]
 

@@ -130,3 +130,41 @@ def test_confirmation_verdicts_stand_beside_the_exploration_ones(tmp_path):
     assert rows == [["`a1` (one · checked)", "pre-registered", "holds / holds",
                      "fails / fails / fails", "changed"]]
     store.close()
+
+
+def test_a_claim_quoted_per_suite_leaves_the_papers_family(tmp_path):
+    _write(tmp_path, "two")
+    (tmp_path / "one.yaml").write_text(SUITE.replace("NAME", "one").replace("CLAIMS", _claim(
+        "a1", 0.0).replace("}", ', per_suite: "its own experiment"}')))
+    store = _store(tmp_path, ["one", "two"])
+    study = Study.open(tmp_path / "one.yaml")
+    verdicts = study.verdicts(store)
+    family = study.paper_holm(verdicts, store)
+    assert family.size == 2 and verdicts[0].verdict_paper is None  # b1 and b2 alone
+    assert "Quoted per suite, outside the family: `a1` (its own experiment)." in \
+        family.note(verdicts)
+    store.close()
+    out = tmp_path / "board" / "one.md"
+    assert main(["leaderboard", str(tmp_path / "one.yaml"), "--store",
+                 str(tmp_path / "db.sqlite"), "--out", str(out)]) == 0
+    row = next(line for line in out.read_text().splitlines() if line.startswith("| `a1`"))
+    assert [c.strip() for c in row.split("|")[-3:-1]] == ["holds", "— (per suite)"]
+
+
+def test_validate_checks_each_claim_against_the_papers_family(tmp_path, capsys):
+    rate = ('  - {id: r, statement: s, metric: nccc.accuracy, expect: "> 0.5", ci: rate}\n')
+    suite = SUITE.replace("NAME", "one").replace("seeds: 5", "seeds: 6").replace(
+        "CLAIMS", rate).split("profiles:")[0] + "claims:\n" + rate
+    (tmp_path / "one.yaml").write_text(suite)
+    assert main(["validate", str(tmp_path / "one.yaml")]) == 0  # 2 / 2^6 < 0.05 / 1
+    _write(tmp_path, "three")  # one more claim of PX: 0.031 is not below 0.05 / 2
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "one.yaml")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"{tmp_path / 'one.yaml'}:13: claims[0]: claim 'r' cannot be decided in profile "
+        "'smoke' over PX's family (one, three): with 6 trial seeds its smallest p-value is "
+        "0.031 (rate 6 of 6 against 0.5), not below Holm's threshold 0.05/2 = 0.025; it "
+        "needs at least 7 trial seeds there; or say why it is quoted per suite, 'per_suite: "
+        "<why>' (docs/claims.md, \"Families\")")
+    (tmp_path / "one.yaml").write_text(suite.replace("ci: rate}", 'ci: rate, per_suite: "x"}'))
+    assert main(["validate", str(tmp_path / "one.yaml")]) == 0
