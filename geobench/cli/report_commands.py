@@ -144,6 +144,7 @@ def claims(args: argparse.Namespace) -> int:
         units_csv,
     )
     from geobench.claims.terminal import terminal_table
+    from geobench.report.retired import retired_text
     from geobench.run.store import Store
 
     refused = _refused(args)
@@ -180,7 +181,7 @@ def claims(args: argparse.Namespace) -> int:
     elif args.wide:
         print(claims_table(verdicts, family=family), end="")
     else:
-        print(terminal_table(verdicts, family), end="")
+        print(terminal_table(verdicts, family) + retired_text(study.loaded.suite), end="")
     return 0
 
 

@@ -6,6 +6,7 @@ claims")."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,20 @@ def retired_section(suite: Suite, page: str) -> str:
             "each last had here (outside every count and family).\n\n"
             + markdown_table(rows, ["claim", "statement", "why retired", "removed in",
                                     "last verdict here"]))
+
+
+def retired_text(suite: Suite, width: int = 120) -> str:
+    """The suite's retired claims for a terminal, one wrapped paragraph each (id, the commit
+    that removed it, why, the verdict it last had on each page); empty without any."""
+    if not suite.retired:
+        return ""
+    lines = ["", "Retired claims (removed after a published verdict; outside every count and "
+                 "family):"]
+    for r in suite.retired:
+        last = "; ".join(f"{page}: {v}" for page, v in r.verdicts.items()) or "none recorded"
+        lines.append(textwrap.fill(f"{r.id} (removed in {r.commit[:10]}): {r.reason}. Last "
+                                   f"verdicts: {last}", width, subsequent_indent="  "))
+    return "\n".join(lines) + "\n"
 
 
 def retired_records(suite: Suite, page: str) -> list[dict[str, Any]]:

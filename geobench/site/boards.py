@@ -51,7 +51,8 @@ class Board:
         record = self.record
         images = [s["forest"] for s in record["claims"] if s["forest"]] \
             + [f["file"] for f in record["figures"]]
-        data = [s["units"] for s in record["claims"]] + [record["results"], record["values"]]
+        data = [s["units"] for s in record["claims"]] + [record["results"], record["values"]] \
+            + ([record["cells_file"]] if record.get("cells_file") else [])
         return [(n, "img") for n in images] + [(n, "data") for n in data]
 
     def sort_key(self) -> tuple[str, int, str]:

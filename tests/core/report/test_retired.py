@@ -48,6 +48,12 @@ def test_a_claim_removed_after_its_verdict_is_kept_as_retired(tmp_path, capsys):
                                   "loss is positive by construction", "commit": "0123abc",
                                   "verdict": "holds, p = 0.001; Holm holds"}]
     assert [c["id"] for c in record["claims"][0]["claims"]] == ["above"]
+    assert main(["claims", str(tmp_path / "r.yaml"), "--store", str(tmp_path / "db.sqlite")]) \
+        == 0
+    assert capsys.readouterr().out.endswith(
+        "Retired claims (removed after a published verdict; outside every count and family):\n"
+        "loss (removed in 0123abc): the training loss is positive by construction. Last "
+        "verdicts: reg: holds, p = 0.001; Holm\n  holds\n")
 
 
 def test_a_retired_id_that_is_a_claim_is_refused(tmp_path, capsys):

@@ -192,3 +192,11 @@ def test_a_failed_build_keeps_the_site_it_would_replace(built, tmp_path):
     with pytest.raises(OutputError, match="tiny_claims.png: missing"):
         build_site(copy, site)
     assert sorted(p.name for p in site.iterdir()) == before
+
+
+def test_the_suite_page_links_what_each_cell_ran_under(built):
+    out = built[2]
+    links = [a.get("href") for a in parse(out / "suite-tiny.html").iter("a")]
+    assert "data/tiny_cells.csv" in links
+    assert (out / "data" / "tiny_cells.csv").read_text() == \
+        (built[1] / "tiny_cells.csv").read_text()
