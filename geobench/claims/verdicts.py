@@ -112,8 +112,10 @@ class Verdict:
 
     @property
     def unfired(self) -> bool:
-        """A positive control of the claim did not hold: its absence says nothing."""
-        return any(c.verdict != "holds" for c in self.controls)
+        """A positive control of the claim did not hold where the claim is tested: its
+        absence says nothing (a claim not in the profile has nothing to gate)."""
+        return self.verdict != NOT_IN_PROFILE and any(c.verdict != "holds"
+                                                      for c in self.controls)
 
     @property
     def counted(self) -> bool:

@@ -7,12 +7,14 @@ import json
 import pytest
 
 from geobench.claims.registration import claim_digests
+from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
 from geobench.cli import main
 from geobench.contract.manager import registry
 from geobench.records import CellResult
 from geobench.run.store import Store
 from geobench.study import Study
 from geobench.suite import load_suite
+from geobench.suite.schema import Claim
 from geobench.suite.yamlio import SuiteError
 from tests.core.suite_text import CLAIMS_BASE
 
@@ -113,3 +115,12 @@ def test_a_control_with_no_cell_in_a_profile_that_tests_the_claim_is_refused(tmp
     (tmp_path / "a.yaml").write_text(SUITE.replace("CONTROL", CONTROL.replace("TAG", "w")))
     with pytest.raises(SuiteError, match=r"claims\[0\].control\[0\].where"):
         Study(load_suite(tmp_path / "a.yaml"), registry())
+
+
+def test_a_claim_not_in_the_profile_has_no_control_to_fire():
+    claim = Claim(id="c", statement="s", metric="m.f", expect="< 0.5")
+    control = Verdict(claim, None, None, None, 0, 0, 0, 0, NOT_IN_PROFILE)
+    absent = Verdict(claim, None, None, None, 0, 0, 0, 0, NOT_IN_PROFILE, controls=[control])
+    assert not absent.unfired  # no § on a claim the profile cannot test
+    tested = Verdict(claim, 0.1, 0.0, 0.2, 5, 5, 0, 0, "inconclusive", controls=[control])
+    assert tested.unfired
