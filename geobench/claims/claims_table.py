@@ -94,8 +94,8 @@ DEGENERATE_NOTE = ("∅ degenerate: its units give no test (docs/claims.md, \"De
 
 def holm_text(v: Verdict) -> str:
     """The Holm column: the verdict, or why the claim is outside the family."""
-    if v.claim.kind == "contrast":
-        return "— (contrast)"
+    if v.claim.kind in ("contrast", "corollary"):
+        return f"— ({v.claim.kind})"
     if v.degenerate is not None:
         return "— (degenerate)"
     if v.revised is not None:
@@ -223,13 +223,15 @@ def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
     for u, v in zip(a, b, strict=True):
         tested = not {u.verdict, v.verdict} & {NOT_IN_PROFILE, "insufficient"}
         rows.append([f"`{u.claim.id}`" + ("†" if u.posthoc else "")
-                     + {"sanity": " (check)", "contrast": "‡"}.get(u.claim.kind, ""),
+                     + {"sanity": " (check)", "contrast": "‡", "corollary": "⇐"}.get(
+                         u.claim.kind, ""),
                      format_effect(u), _verdicts(u), format_effect(v), _verdicts(v),
                      "changed" if tested and u.verdict != v.verdict else ""])
     headers = ["claim", f"{left}: effect [95% CI]", f"{left}: verdict / Holm",
                f"{right}: effect [95% CI]", f"{right}: verdict / Holm", ""]
-    return markdown_table(rows, headers) + ("\n† post hoc, ‡ contrast, (check) sanity check: "
-                                            "outside the Holm family\n")
+    corollary = "⇐ corollary, " if any(u.claim.kind == "corollary" for u in a) else ""
+    return markdown_table(rows, headers) + (f"\n† post hoc, ‡ contrast, {corollary}(check) "
+                                            "sanity check: outside the Holm family\n")
 
 
 def _verdicts(v: Verdict) -> str:
@@ -245,6 +247,7 @@ def summary_line(verdicts: list[Verdict]) -> str:
     empty = [v for v in verdicts if v.claim.kind == "claim" and v.degenerate]
     redone = [v for v in verdicts if v.claim.kind == "claim" and v.revised and not v.degenerate]
     contrasts = [v for v in verdicts if v.claim.kind == "contrast"]
+    corollaries = [v for v in verdicts if v.claim.kind == "corollary"]
 
     family = sum(v.p_value is not None for v in pre)
     noun = "claim" if len(pre) == 1 else "claims"
@@ -264,6 +267,10 @@ def summary_line(verdicts: list[Verdict]) -> str:
     if contrasts:
         line += f" **Contrasts: {len(contrasts)}**‡ (the paper does not make them; not " \
                 "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in contrasts) + "."
+    if corollaries:
+        line += f" **Corollaries: {len(corollaries)}**⇐ (they follow from counted claims; not " \
+                "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict} (from " + ", ".join(
+                    f"`{i}`" for i in v.claim.implied_by) + ")" for v in corollaries) + "."
     return line
 
 

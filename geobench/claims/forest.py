@@ -74,9 +74,9 @@ def standardised(v: Verdict) -> tuple[float, float, float] | None:
 
 
 def marks(v: Verdict) -> str:
-    """The marks after a claim's verdict or id: † post hoc, ‡ contrast, § a positive
-    control that did not fire, ∅ degenerate, ↻ revised after publication."""
-    return ("†" if v.posthoc else "") + ("‡" if v.claim.kind == "contrast" else "") \
+    """The marks after a claim's verdict or id: † post hoc, ‡ contrast, ⇐ corollary, § a
+    positive control that did not fire, ∅ degenerate, ↻ revised after publication."""
+    return ("†" if v.posthoc else "") + {"contrast": "‡", "corollary": "⇐"}.get(v.claim.kind, "") \
         + ("§" if v.unfired else "") + ("∅" if v.degenerate else "") \
         + ("↻" if v.revised else "")
 
@@ -145,7 +145,8 @@ def forest_png(verdicts: list[Verdict], title: str) -> bytes | None:
                   "(right: the direction the claim expects; holds when the whole interval "
                   "is right of 0)", fontsize=7)
     ax.set_title(f"{title}: effect and 95% interval against the threshold (dashed); "
-                 "† post hoc (hollow), ‡ contrast, § a control did not fire", fontsize=8)
+                 "† post hoc (hollow), ‡ contrast, ⇐ corollary, § a control did not fire",
+                 fontsize=8)
     if absent:
         fig.text(0.01, 0.005, "not in this profile: " + ", ".join(absent), fontsize=6,
                  color="#57606a", va="bottom", wrap=True)

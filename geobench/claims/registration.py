@@ -2,9 +2,9 @@
 a suite that already held that exact claim definition.
 
 ``claim_digest`` is the definition's fingerprint: sha256 of the claim's canonical JSON
-(sorted keys) without ``statement``, ``source``, ``posthoc`` and ``per_suite`` (its wording,
-its paper reference, the declared post hoc reason and why it is quoted per suite do not
-change what is tested), 16 hex digits.
+(sorted keys) without ``statement``, ``source``, ``posthoc``, ``per_suite`` and
+``implied_by`` (its wording, its paper reference, the declared post hoc reason, why it is
+quoted per suite and a corollary's premises do not change what is tested), 16 hex digits.
 A run records the digest of every claim of its suite with each cell it stores
 (``CellResult.claims``; a rerun keeps the first record).  A claim the suite does not mark
 ``posthoc`` is post hoc automatically, with the first reason that applies over its parts'
@@ -23,7 +23,7 @@ from geobench.claims.values import StoredValues
 from geobench.records import Cell
 from geobench.suite.schema import Claim, Suite
 
-WORDING = {"statement", "source", "posthoc", "per_suite"}
+WORDING = {"statement", "source", "posthoc", "per_suite", "implied_by"}
 CHANGED = "definition changed after its data"
 AFTER = "declared after its data"
 UNRECORDED = "no record of the claims in force when its data ran"

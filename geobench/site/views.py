@@ -37,12 +37,12 @@ def section_id(source: str) -> str:
 
 
 def status(claim: dict[str, Any]) -> str:
-    """What a verdict is evidence of: pre-registered, post hoc, contrast, sanity check,
+    """What a verdict is evidence of: pre-registered, post hoc, contrast, corollary, sanity check,
     degenerate (no test) or revised after publication."""
     if claim["kind"] == "sanity":
         return "sanity check"
-    if claim["kind"] == "contrast":
-        return "contrast"
+    if claim["kind"] in ("contrast", "corollary"):
+        return claim["kind"]
     if claim.get("degenerate"):
         return "degenerate"
     if claim.get("revised"):

@@ -243,11 +243,15 @@ class Claim(Condition):
         None, description="95% interval: Student-t, bootstrap percentile or Clopper–Pearson "
         "(rate; one-sample claims on 0/1 outcomes); default: rate for a one-sample claim on a "
         "field whose unit is 0/1 (not read by 'mean'), else t")
-    kind: Literal["claim", "sanity", "contrast"] = Field(
+    kind: Literal["claim", "sanity", "contrast", "corollary"] = Field(
         "claim", description="claim: a result the paper states (the verdict counts); sanity: "
         "holds by construction when the implementation is right (a check, listed under the "
         "table); contrast: a comparison the paper does not make (shown, not counted); "
-        "neither of the last two enters the verdict counts or the Holm family")
+        "corollary: follows from the counted claims it names in 'implied_by' (shown, not "
+        "counted); none of the last three enters the verdict counts or the Holm family")
+    implied_by: list[str] = Field(
+        default_factory=list, description="a corollary's premises: the ids of the suite's "
+        "counted claims it follows from")
     posthoc: str | None = Field(
         None, min_length=1, description="why the claim was added or changed after seeing data "
         "that decide it; marked in the table and left out of the multiplicity family")
@@ -262,6 +266,13 @@ class Claim(Condition):
         default_factory=list, description="positive controls of an absence: the same "
         "measurement at design points where it must fire (each with its own 'where'); the "
         "claim holds only if every control holds too, else it reads inconclusive")
+
+    @model_validator(mode="after")
+    def _corollary(self) -> Claim:
+        if (self.kind == "corollary") != bool(self.implied_by):
+            raise ValueError("a corollary names the claims it follows from ('implied_by: "
+                             "[id, ...]'), and only a corollary does (kind: corollary)")
+        return self
 
     @model_validator(mode="after")
     def _controls_select(self) -> Claim:
@@ -380,4 +391,10 @@ class Suite(Strict):
             dup = next(i for i in ids if ids.count(i) > 1)
             raise ValueError(f"claim id {dup!r} appears twice; claim ids are unique, retired "
                              "ones included")
+        counted = {c.id for c in self.claims if c.kind == "claim"}
+        for c in self.claims:
+            if wrong := [i for i in c.implied_by if i not in counted]:
+                raise ValueError(f"claim {c.id!r}: implied_by names {wrong[0]!r}, which is not "
+                                 f"a counted claim (kind: claim) of this suite; allowed: "
+                                 f"{', '.join(sorted(counted))}")
         return self

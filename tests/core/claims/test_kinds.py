@@ -1,5 +1,5 @@
-"""What counts as evidence: sanity checks (``kind: sanity``) and contrasts (``kind:
-contrast``) outside the counts and the Holm family, and claims that their trial seeds cannot
+"""What counts as evidence: sanity checks (``kind: sanity``), contrasts (``kind:
+contrast``) and corollaries (``kind: corollary``) outside the counts and the Holm family, and claims that their trial seeds cannot
 decide refused before anything runs (``claims.power``), against hand-computed p-values."""
 
 import csv
@@ -10,7 +10,7 @@ import pytest
 
 from geobench.claims.claims_table import claims_table
 from geobench.claims.power import part_power
-from geobench.claims.registration import claim_digests
+from geobench.claims.registration import claim_digest, claim_digests
 from geobench.claims.terminal import terminal_table
 from geobench.claims.values import StoredValues
 from geobench.claims.verdicts import evaluate
@@ -97,6 +97,45 @@ def test_the_units_csv_names_each_kind_and_recomputes_holm_without_them(
         assert (r["verdict"], r["verdict_holm"]) == (got[claim]["verdict"],
                                                      got[claim]["verdict_holm"]), claim
     assert got["identity"]["kind"] == "sanity"
+
+
+COROLLARY = KINDS + """\
+  - {id: again, statement: d, metric: nccc.accuracy, expect: "a > b", kind: corollary,
+     implied_by: [paper], compare: {key: optimizer.lr, a: 0.2, b: 0.05}, margin: 0.1}
+"""
+
+
+def test_a_corollary_is_shown_with_its_premises_and_stays_outside_the_family(tmp_path):
+    loaded = _write(tmp_path, COROLLARY)
+    cells, store = _stored(tmp_path, loaded)
+    verdicts = {v.claim.id: v for v in evaluate(loaded, cells, StoredValues(store, cells),
+                                                 registry())}
+    store.close()
+    # lr 0.2 above lr 0.05 by 0.3 + 0.01 s per seed: it clears the margin 0.1 as well
+    assert verdicts["again"].verdict == "holds" and verdicts["again"].verdict_holm is None
+    assert verdicts["paper"].verdict_holm == "holds"  # still a family of 1
+    table = claims_table(list(verdicts.values()))
+    assert "**holds**⇐" in table and "— (corollary)" in table
+    assert "**Pre-registered: 1 claim**" in table
+    assert "**Corollaries: 1**⇐" in table and "`again` holds (from `paper`)" in table
+
+
+def test_a_corollary_names_counted_premises_and_they_leave_its_digest_alone(tmp_path,
+                                                                           capsys):
+    bad = COROLLARY.replace("implied_by: [paper]", "implied_by: [identity]")
+    (tmp_path / "k.yaml").write_text(SUITE.replace("CLAIMS", bad).replace("SEEDS", "5"))
+    assert main(["validate", str(tmp_path / "k.yaml")]) == 2
+    assert ("implied_by names 'identity', which is not a counted claim (kind: claim) of this "
+            "suite; allowed: paper") in capsys.readouterr().err
+    with pytest.raises(ValueError, match="a corollary names the claims it follows from"):
+        Claim(id="c", statement="s", metric="m.f", expect="> 0", kind="corollary")
+    with pytest.raises(ValueError, match="only a corollary does"):
+        Claim(id="c", statement="s", metric="m.f", expect="> 0", implied_by=["x"])
+    plain = Claim(id="c", statement="s", metric="m.f", expect="> 0", kind="contrast")
+    named = Claim(id="c", statement="s", metric="m.f", expect="> 0", kind="corollary",
+                  implied_by=["x"])
+    assert claim_digest(named) == claim_digest(named.model_copy(update={"implied_by": ["y"]}))
+    assert claim_digest(named) != claim_digest(plain)  # the kind is part of what is tested
 
 
 def test_validate_refuses_a_rate_on_5_trial_seeds_and_says_how_many_it_needs(tmp_path,
