@@ -1,6 +1,7 @@
 """What counts as evidence: sanity checks (``kind: sanity``), contrasts (``kind:
-contrast``) and corollaries (``kind: corollary``) outside the counts and the Holm family, and claims that their trial seeds cannot
-decide refused before anything runs (``claims.power``), against hand-computed p-values."""
+contrast``) and corollaries (``kind: corollary``) outside the counts and the Holm family,
+and claims that their trial seeds cannot decide refused before anything runs
+(``claims.power``), against hand-computed p-values."""
 
 import csv
 import io
