@@ -152,7 +152,7 @@ def recompute_all(path: str, rules: int = RULES) -> tuple[dict, dict, dict]:
     controls = {key: r for key, r in rows.items() if isinstance(key[1], str)}
     unfired = {c for (c, _), r in controls.items() if r["verdict"] != "holds"}
     with open(path, newline="") as fh:
-        # outside the family: post hoc, or a sanity check or contrast (kind other than claim)
+        # outside the family: post hoc, or a sanity check, contrast or corollary (kind not claim)
         kinds = {row["claim"]: (row["posthoc"] == "1", row.get("kind", "claim"))
                  for row in csv.DictReader(fh)}
     order = ("fails", NOT_IN_PROFILE, "insufficient") if rules >= 2 else (

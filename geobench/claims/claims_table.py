@@ -7,6 +7,7 @@ import csv
 import io
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -269,9 +270,21 @@ def summary_line(verdicts: list[Verdict]) -> str:
                 "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in contrasts) + "."
     if corollaries:
         line += f" **Corollaries: {len(corollaries)}**⇐ (they follow from counted claims; not " \
-                "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict} (from " + ", ".join(
-                    f"`{i}`" for i in v.claim.implied_by) + ")" for v in corollaries) + "."
+                "counted): " + ", ".join(map(_corollary_text(verdicts), corollaries)) + "."
     return line
+
+
+def _corollary_text(verdicts: list[Verdict]) -> Callable[[Verdict], str]:
+    """A corollary's entry in the summary line: its id, verdict and premises, and the first
+    premise that does not hold among ``verdicts``, if one does not."""
+    found = {v.claim.id: v.verdict for v in verdicts}
+
+    def text(v: Verdict) -> str:
+        premises = ", ".join(f"`{i}`" for i in v.claim.implied_by)
+        broken = [i for i in v.claim.implied_by if found.get(i) != "holds"]
+        return f"`{v.claim.id}` {v.verdict} (from {premises}" + (
+            f"; `{broken[0]}` does not hold, so it is not implied here)" if broken else ")")
+    return text
 
 
 def counts_text(found: list[str]) -> str:

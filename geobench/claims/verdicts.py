@@ -40,8 +40,8 @@ times the smallest of its k parts' (Bonferroni inside the claim), so its raw ``f
 as ``inconclusive``.  Holm's step-down runs over the suite's pre-registered claims with a
 p-value (family-wise α = 0.05): a claim Holm does not reject reads ``inconclusive``; post
 hoc claims, declared so or found so by ``claims.registration``, are left out, and so are
-sanity checks (``kind: sanity``: they hold by construction) and contrasts the paper does not
-make (``kind: contrast``).  ``RULES`` numbers these rules; a page records the number it was
+sanity checks (``kind: sanity``: they hold by construction), contrasts the paper does not
+make (``kind: contrast``) and corollaries of counted claims (``kind: corollary``).  ``RULES`` numbers these rules; a page records the number it was
 decided under (docs/claims.md, "Verdict rules").
 """
 

@@ -85,7 +85,8 @@ def part_record(p: Verdict, claim: Claim) -> dict[str, Any]:
 
 def claim_record(v: Verdict) -> dict[str, Any]:
     """A claim's record: id, kind, source, statement, post hoc reason (None when
-    pre-registered), why it is degenerate (None: it has a test), quoted per suite (None:
+    pre-registered), a corollary's premises (``implied_by``, only on a corollary), why it is
+    degenerate (None: it has a test), quoted per suite (None:
     over its paper's family) or revised after publication (with the verdict it had before),
     whether a control did not fire, the main part's numbers (for a claim
     with parts: its first part's, beside the combined p-value and verdict), the Holm
@@ -95,6 +96,7 @@ def claim_record(v: Verdict) -> dict[str, Any]:
     return {"id": c.id, "kind": c.kind, "source": c.source, "statement": c.statement,
             "posthoc": v.posthoc, "degenerate": v.degenerate, "per_suite": c.per_suite,
             "revised": v.revised, "revised_from": v.revised_from,
+            **({"implied_by": c.implied_by} if c.implied_by else {}),
             "unfired": v.unfired, **part_record(v, c),
             "verdict_holm": v.verdict_holm, "holm_text": holm_text(v),
             "verdict_paper": v.verdict_paper, "scales": dict(v.scales),

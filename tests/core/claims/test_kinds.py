@@ -118,7 +118,10 @@ def test_a_corollary_is_shown_with_its_premises_and_stays_outside_the_family(tmp
     table = claims_table(list(verdicts.values()))
     assert "**holds**⇐" in table and "— (corollary)" in table
     assert "**Pre-registered: 1 claim**" in table
-    assert "**Corollaries: 1**⇐" in table and "`again` holds (from `paper`)" in table
+    assert "**Corollaries: 1**⇐" in table and "`again` holds (from `paper`)." in table
+    verdicts["paper"].verdict = "inconclusive"  # a premise that does not hold is named
+    assert ("`again` holds (from `paper`; `paper` does not hold, so it is not implied here)"
+            in claims_table(list(verdicts.values())))
 
 
 def test_a_corollary_names_counted_premises_and_they_leave_its_digest_alone(tmp_path,
