@@ -41,8 +41,9 @@ as ``inconclusive``.  Holm's step-down runs over the suite's pre-registered clai
 p-value (family-wise α = 0.05): a claim Holm does not reject reads ``inconclusive``; post
 hoc claims, declared so or found so by ``claims.registration``, are left out, and so are
 sanity checks (``kind: sanity``: they hold by construction), contrasts the paper does not
-make (``kind: contrast``) and corollaries of counted claims (``kind: corollary``).  ``RULES`` numbers these rules; a page records the number it was
-decided under (docs/claims.md, "Verdict rules").
+make (``kind: contrast``) and corollaries of counted claims (``kind: corollary``).
+``RULES`` numbers these rules; a page records the number it was decided under
+(docs/claims.md, "Verdict rules").
 """
 
 from __future__ import annotations
