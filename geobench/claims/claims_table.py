@@ -7,12 +7,11 @@ import csv
 import io
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from geobench.claims.forest import forest_png, format_effect, marks
+from geobench.claims.forest import KIND_MARKS, forest_png, format_effect, marks
 from geobench.claims.forms import form_of
 from geobench.claims.forms.trend import trend_text
 from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
@@ -224,8 +223,7 @@ def beside_table(by_profile: dict[str, list[Verdict]]) -> str:
     for u, v in zip(a, b, strict=True):
         tested = not {u.verdict, v.verdict} & {NOT_IN_PROFILE, "insufficient"}
         rows.append([f"`{u.claim.id}`" + ("†" if u.posthoc else "")
-                     + {"sanity": " (check)", "contrast": "‡", "corollary": "⇐"}.get(
-                         u.claim.kind, ""),
+                     + {"sanity": " (check)", **KIND_MARKS}.get(u.claim.kind, ""),
                      format_effect(u), _verdicts(u), format_effect(v), _verdicts(v),
                      "changed" if tested and u.verdict != v.verdict else ""])
     headers = ["claim", f"{left}: effect [95% CI]", f"{left}: verdict / Holm",
@@ -249,6 +247,7 @@ def summary_line(verdicts: list[Verdict]) -> str:
     redone = [v for v in verdicts if v.claim.kind == "claim" and v.revised and not v.degenerate]
     contrasts = [v for v in verdicts if v.claim.kind == "contrast"]
     corollaries = [v for v in verdicts if v.claim.kind == "corollary"]
+    held = {v.claim.id for v in verdicts if v.verdict == "holds"}
 
     family = sum(v.p_value is not None for v in pre)
     noun = "claim" if len(pre) == 1 else "claims"
@@ -270,21 +269,17 @@ def summary_line(verdicts: list[Verdict]) -> str:
                 "counted): " + ", ".join(f"`{v.claim.id}` {v.verdict}" for v in contrasts) + "."
     if corollaries:
         line += f" **Corollaries: {len(corollaries)}**⇐ (they follow from counted claims; not " \
-                "counted): " + ", ".join(map(_corollary_text(verdicts), corollaries)) + "."
+                "counted): " + ", ".join(_corollary_text(v, held) for v in corollaries) + "."
     return line
 
 
-def _corollary_text(verdicts: list[Verdict]) -> Callable[[Verdict], str]:
+def _corollary_text(v: Verdict, held: set[str]) -> str:
     """A corollary's entry in the summary line: its id, verdict and premises, and the first
-    premise that does not hold among ``verdicts``, if one does not."""
-    found = {v.claim.id: v.verdict for v in verdicts}
-
-    def text(v: Verdict) -> str:
-        premises = ", ".join(f"`{i}`" for i in v.claim.implied_by)
-        broken = [i for i in v.claim.implied_by if found.get(i) != "holds"]
-        return f"`{v.claim.id}` {v.verdict} (from {premises}" + (
-            f"; `{broken[0]}` does not hold, so it is not implied here)" if broken else ")")
-    return text
+    premise not among the claims that hold (``held``), if one is not."""
+    premises = ", ".join(f"`{i}`" for i in v.claim.implied_by)
+    broken = [i for i in v.claim.implied_by if i not in held]
+    return f"`{v.claim.id}` {v.verdict} (from {premises}" + (
+        f"; `{broken[0]}` does not hold, so it is not implied here)" if broken else ")")
 
 
 def counts_text(found: list[str]) -> str:

@@ -73,10 +73,13 @@ def standardised(v: Verdict) -> tuple[float, float, float] | None:
     return tuple(max(-EDGE, min(EDGE, x / width)) for x in (centre, low, high))
 
 
+KIND_MARKS = {"contrast": "‡", "corollary": "⇐"}  # kinds outside the counts, marked in tables
+
+
 def marks(v: Verdict) -> str:
     """The marks after a claim's verdict or id: † post hoc, ‡ contrast, ⇐ corollary, § a
     positive control that did not fire, ∅ degenerate, ↻ revised after publication."""
-    return ("†" if v.posthoc else "") + {"contrast": "‡", "corollary": "⇐"}.get(v.claim.kind, "") \
+    return ("†" if v.posthoc else "") + KIND_MARKS.get(v.claim.kind, "") \
         + ("§" if v.unfired else "") + ("∅" if v.degenerate else "") \
         + ("↻" if v.revised else "")
 
