@@ -20,7 +20,10 @@ plugins, no torch. The checks, in order, stopping at the first inconsistency:
    registered confirmation seeds are the page's, the claim is registered and every cell its
    units read has a row in ``<stem>_cells.csv`` (unless it was missing from the store) that
    started after the registration was made, recorded it (its sha256) and recorded the
-   claim's registered digest.
+   claim's registered digest;
+6. **replication**, where the page shows one: the same for the replication section under
+   the replication seeds' registration, and each claim's ``replicates`` is what its two
+   recomputed raw verdicts say (the same verdict, where the replication's is pre-registered).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ class Verified:
     claims: int
     registration: str | None
     deciding: int
+    replication: str | None = None
+    replicating: int = 0
 
 
 def record_of(path: Path) -> Path:
@@ -104,9 +109,10 @@ def _verify(path: Path) -> Verified:
         raise Inconsistent(path.name, f"lists no sha256 of {unhashed[0]}, which it reads")
     for name, digest in sorted(hashes.items()):
         _same_hash(folder / name, name, digest)
-    registered = record.get("registration")
-    if registered is not None:
-        _same_hash(folder / registered["file"], registered["file"], registered["sha256"])
+    registered, replication = record.get("registration"), record.get("replication")
+    for named in (registered, replication):
+        if named is not None:
+            _same_hash(folder / named["file"], named["file"], named["sha256"])
     values = claims = 0
     wanted = set().union(*(recompute.unit_metrics(str(folder / s["units"]))
                            for s in record["claims"]))
@@ -120,11 +126,15 @@ def _verify(path: Path) -> Verified:
         values += checked
         claims += check_verdicts(section, units)
     _unrevised(record, folder)
-    deciding = 0
+    _replicates(record)
+    deciding = replicating = 0
     if registered is not None:
-        deciding = _registered(record, folder, folder / registered["file"])
+        deciding = _registered(record, folder, registered, "confirm")
+    if replication is not None:
+        replicating = _registered(record, folder, replication, "replicate")
     return Verified(len(hashes), values, claims,
-                    None if registered is None else registered["file"], deciding)
+                    None if registered is None else registered["file"], deciding,
+                    None if replication is None else replication["file"], replicating)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -188,12 +198,13 @@ def _same(file: str, claim: str, key: str, published: Any, recomputed: Any) -> N
                                  "recomputed from the units", claim=claim)
 
 
-def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
-    """Check the registration at ``path`` and, for every claim the page counts as
-    pre-registered on the confirmation seeds, each cell its units read against it; the
-    number of those cells."""
-    registration = _read_json(path)
-    name = record["registration"]["file"]
+def _registered(record: dict[str, Any], folder: Path, named: dict[str, str],
+                seeds: str) -> int:
+    """Check the registration the record ``named`` and, for every claim the page counts as
+    pre-registered on its ``seeds`` (``confirm`` or ``replicate``), each cell its units read
+    against it; the number of those cells."""
+    name = named["file"]
+    registration = _read_json(folder / name)
     digests = {}
     for claim in registration["claims"]:
         text = json.dumps(claim["definition"], sort_keys=True, separators=(",", ":"))
@@ -201,21 +212,22 @@ def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
             raise Inconsistent(name, "its registered digest is not that of its registered "
                                      "definition", claim=claim["id"])
         digests[claim["id"]] = claim["digest"]
-    confirm, counted = _counted(record)
+    section, counted = _counted(record, seeds)
+    kind = "confirmation" if seeds == "confirm" else "replication"
     for cid in counted:
-        if registration["confirm"] != record["seeds"]["confirm"]:
-            raise Inconsistent(name, f"registers confirmation seeds {registration['confirm']}, "
-                                     f"the page decides on {record['seeds']['confirm']}, yet "
+        if registration.get(seeds) != record["seeds"][seeds]:
+            raise Inconsistent(name, f"registers {kind} seeds {registration.get(seeds)}, "
+                                     f"the page decides on {record['seeds'][seeds]}, yet "
                                      "the claim counts as pre-registered", claim=cid)
         if cid not in digests:
             raise Inconsistent(name, "counted as pre-registered on the page, but not "
                                      "registered", claim=cid)
     made = _utc(registration["registered"])
-    sha = record["registration"]["sha256"]  # the file's, checked first
+    sha = named["sha256"]  # the file's, checked first
     cells_file = record["cells_file"]
     with (folder / cells_file).open(newline="") as fh:
         ran = {row["cell"]: (line, row) for line, row in enumerate(csv.DictReader(fh), start=2)}
-    read = _cells_read(folder / confirm["units"], set(counted)) if confirm else {}
+    read = _cells_read(folder / section["units"], set(counted)) if section else {}
     for (cid, cell), excluded in sorted(read.items()):
         if cell not in ran:
             if "missing" in excluded:  # not in the store when the page was published
@@ -238,12 +250,31 @@ def _registered(record: dict[str, Any], folder: Path, path: Path) -> int:
     return len({cell for _, cell in read})
 
 
-def _counted(record: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
-    """The record's confirmation section (None: none) and the claims it counts."""
-    confirm = next((s for s in record["claims"] if s["seeds"] == "confirm"), None)
-    return confirm, [] if confirm is None else [
-        c["id"] for c in confirm["claims"] if c["posthoc"] is None and c["kind"] == "claim"
+def _counted(record: dict[str, Any], seeds: str = "confirm"
+             ) -> tuple[dict[str, Any] | None, list[str]]:
+    """The record's section of ``seeds`` (None: none) and the claims it counts."""
+    section = next((s for s in record["claims"] if s["seeds"] == seeds), None)
+    return section, [] if section is None else [
+        c["id"] for c in section["claims"] if c["posthoc"] is None and c["kind"] == "claim"
         and c.get("degenerate") is None and c.get("revised") is None]
+
+
+def _replicates(record: dict[str, Any]) -> None:
+    """Each confirmation claim's ``replicated`` is its raw verdict in the replication
+    section (checked against the units already), and ``replicates`` whether that equals its
+    own, where that verdict is pre-registered (None where it is not)."""
+    confirm, _ = _counted(record)
+    replicate, _ = _counted(record, "replicate")
+    if confirm is None or replicate is None:
+        return
+    again = {c["id"]: c for c in replicate["claims"]}
+    for claim in confirm["claims"]:
+        cid, other = claim["id"], again.get(claim["id"])
+        if other is None:
+            raise Inconsistent(replicate["units"], "not in the replication section", claim=cid)
+        same = None if other["posthoc"] is not None else other["verdict"] == claim["verdict"]
+        for key, recomputed in (("replicated", other["verdict"]), ("replicates", same)):
+            _same(confirm["units"], cid, key, claim.get(key), recomputed)
 
 
 def _unrevised(record: dict[str, Any], folder: Path) -> None:

@@ -146,12 +146,14 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
     verdicts at the suite's other scales where they are known, then the post hoc footnotes,
     the summary line and the sanity checks."""
     scaled = any(v.scales for v in verdicts)
+    replicated = any(v.replicated is not None for v in verdicts)
     rows = []
     for v in tested_claims(verdicts):
         c = v.claim
         statement = f"{paper_link(c.source, out_dir, suite_path)}: {c.statement}" \
             if c.source else c.statement
-        extra = ([paper_holm_text(v)] if family else []) + ([scales_text(v)] if scaled else [])
+        extra = ([paper_holm_text(v)] if family else []) \
+            + ([replicates_text(v)] if replicated else []) + ([scales_text(v)] if scaled else [])
         blank = [""] * len(extra)
         if not v.parts:
             rows.append([f"`{c.id}`", statement, part_text(c, c), format_effect(v), n_text(v),
@@ -167,11 +169,12 @@ def claims_table(verdicts: list[Verdict], out_dir: Path | None = None,
                          n_text(p), format_p(p.p_value), control_text(p), "", *blank])
     headers = ["claim", "statement", "tested", "effect [95% CI]", "n (trial seeds)", "p",
                "verdict", "Holm"] + ([f"Holm ({family.paper})"] if family else []) \
-        + (["other scales"] if scaled else [])
+        + (["replicates"] if replicated else []) + (["other scales"] if scaled else [])
     checks = checks_table(verdicts)
     notes = posthoc_notes(verdicts) + degenerate_notes(verdicts) + revised_notes(verdicts) \
         + ([UNFIRED_NOTE] if any(v.unfired for v in verdicts) else []) + [summary_line(verdicts)] \
-        + ([family.note(verdicts)] if family else [])
+        + ([family.note(verdicts)] if family else []) \
+        + ([replication_line(verdicts)] if replicated else [])
     if out_dir is not None:  # on a page: its references to the docs linked or left out
         notes = [link_references(n, out_dir) for n in notes]
     return markdown_table(rows, headers) + "".join(f"\n{n}\n" for n in notes) + (
@@ -186,6 +189,33 @@ def scales_text(v: Verdict) -> str:
     decided = {"holds", "fails"}
     return "; ".join(f"{p}: **{w}**" if {w, v.verdict} <= decided and w != v.verdict
                      else f"{p}: {w}" for p, w in v.scales.items()) or "—"
+
+
+def replicates_text(v: Verdict) -> str:
+    """Whether the claim's raw verdict replicates on the replication seeds: ``yes (holds)``,
+    ``**no** (inconclusive)``, ``— (fails, post hoc)`` where that verdict is post hoc, or
+    ``—`` where they did not run."""
+    if v.replicated is None:
+        return "—"
+    if v.replicates is None:
+        return f"— ({v.replicated}, post hoc)"
+    return f"yes ({v.replicated})" if v.replicates else f"**no** ({v.replicated})"
+
+
+def replication_line(verdicts: list[Verdict]) -> str:
+    """How many counted claims replicate (the same raw verdict on the replication seeds,
+    decided under their registration), and which do not."""
+    counted = [v for v in verdicts if v.counted]
+    same = [v for v in counted if v.replicates]
+    other = [v for v in counted if v.replicates is False]
+    line = (f"**Replication:** {len(same)} of {len(counted)} counted claims give the same raw "
+            "verdict on the replication seeds (docs/claims.md, \"Replication\")")
+    if other:
+        line += "; not: " + ", ".join(f"`{v.claim.id}` {v.verdict} → {v.replicated}"
+                                     for v in other)
+    unknown = len(counted) - len(same) - len(other)
+    return line + (f"; {unknown} not replicated (not run, or post hoc there)" if unknown
+                   else "") + "."
 
 
 def posthoc_notes(verdicts: list[Verdict], code: str = "`") -> list[str]:
@@ -340,6 +370,11 @@ class Section:
 
 CONFIRMATION = Section(note="Decided on the confirmation seeds (docs/claims.md, "
                             "\"Confirmation seeds\").")
+REPLICATION = Section("Claims on the replication seeds",
+                      "The same claims decided again on the replication seeds, under their "
+                      "own registration: the confirmation table's `replicates` column "
+                      "compares the two raw verdicts (docs/claims.md, \"Replication\").",
+                      "_claims_replicate")
 EXPLORATION = Section("Claims on the exploration seeds",
                       "The same claims on the exploration seeds, on which claims may be "
                       "shaped: for exploring, not for quoting.", "_claims_explore")

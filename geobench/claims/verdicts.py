@@ -110,6 +110,8 @@ class Verdict:
     degenerate: str | None = None  # why its units give no test (``zero_spread``)
     revised: str | None = None  # why a deciding cell changed after publication (mark_revised)
     revised_from: str | None = None  # its verdict as first published, where known
+    replicated: str | None = None  # its raw verdict on the replication seeds, where run
+    replicated_posthoc: str | None = None  # why that verdict is post hoc (None: it is not)
 
     @property
     def unfired(self) -> bool:
@@ -124,6 +126,14 @@ class Verdict:
         family."""
         return self.claim.kind == "claim" and self.posthoc is None \
             and self.degenerate is None and self.revised is None
+
+    @property
+    def replicates(self) -> bool | None:
+        """Whether the replication seeds give the same raw verdict; None where they did not
+        run or decide it post hoc (docs/claims.md, "Replication")."""
+        if self.replicated is None or self.replicated_posthoc is not None:
+            return None
+        return self.replicated == self.verdict
 
     @property
     def posthoc(self) -> str | None:
@@ -197,6 +207,13 @@ def mark_revised(verdicts: list[Verdict], cells: set[str], before: dict[str, str
                          f"published them: {', '.join(sorted(read)[:3])}"
                          + (", …" if len(read) > 3 else ""))
             v.revised_from = before.get(v.claim.id)
+
+
+def attach_replication(verdicts: list[Verdict], replicated: list[Verdict]) -> None:
+    """Set each verdict's ``replicated`` (and ``replicated_posthoc``) from the same claim's
+    verdict on the replication seeds, ``replicated`` in the same order."""
+    for v, w in zip(verdicts, replicated, strict=True):
+        v.replicated, v.replicated_posthoc = w.verdict, w.posthoc
 
 
 def apply_holm(verdicts: list[Verdict]) -> None:

@@ -114,9 +114,10 @@ def _claims_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", action="store_true", help="with --units: as CSV")
     p.add_argument("--wide", action="store_true",
                    help="the leaderboard page's table, with each claim's statement (markdown)")
-    p.add_argument("--seeds", choices=("confirm", "explore"),
+    p.add_argument("--seeds", choices=("confirm", "explore", "replicate"),
                    help="the trial seeds that decide the verdicts (default: the confirmation "
-                        "seeds where the profile declares them, else the exploration seeds)")
+                        "seeds where the profile declares them, else the exploration seeds; "
+                        "replicate: the replication seeds)")
     p.add_argument("--beside", metavar="PROFILE",
                    help="a table of each claim's effect and verdict in PROFILE beside "
                         "--profile's, marking the claims whose verdict changes")

@@ -39,7 +39,8 @@ def _run_arguments(p: argparse.ArgumentParser) -> None:
                         f"depend on it (default {DEFAULT_THREADS}, as the published leaderboards)")
     p.add_argument("--seeds", choices=SEED_SETS, default="all",
                    help="which trial seeds run: the exploration ('seeds:'), the confirmation "
-                        "('confirm:') or all (default); docs/claims.md")
+                        "('confirm:'), both (all, the default) or the replication "
+                        "('replicate:'); docs/claims.md")
     rerun = p.add_mutually_exclusive_group()
     rerun.add_argument("--rerun", action="store_true", help="rerun cells already in the store")
     rerun.add_argument("--rerun-diverged", action="store_true",

@@ -41,8 +41,11 @@ def verify(args: argparse.Namespace) -> int:
             continue
         registered = "no registration" if done.registration is None else (
             f"registration {done.registration} ({done.deciding} deciding cells ran under it)")
+        replicated = "" if done.replication is None else (
+            f"; replication {done.replication} ({done.replicating} replicating cells ran "
+            "under it)")
         print(f"{page}: verified: {done.files} files hashed, {done.values} unit values "
-              f"rebuilt, {done.claims} claims recomputed; {registered}")
+              f"rebuilt, {done.claims} claims recomputed; {registered}{replicated}")
     return 1 if failed else 0
 
 

@@ -26,13 +26,14 @@ from typing import Any
 from geobench.claims.claims_table import (
     CONFIRMATION,
     EXPLORATION,
+    REPLICATION,
     UNCONFIRMED,
     Section,
     claims_section,
 )
 from geobench.claims.family import PaperFamily
 from geobench.claims.values import StoredValues, declared
-from geobench.claims.verdicts import Verdict
+from geobench.claims.verdicts import Verdict, attach_replication
 from geobench.contract.interfaces import FieldDoc
 from geobench.publish.markdown import markdown_table, md_cell
 from geobench.publish.output import Content, check_writable, figure_bytes, write_files
@@ -91,7 +92,8 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     the files an earlier write of the page listed and this one does not write; return the
     markdown. A page another store wrote is refused unless ``force``
     (``report.overwrite``)."""
-    loaded, cells, registry = study.loaded, study.cells, study.registry
+    loaded, registry = study.loaded, study.registry
+    cells = _shown_cells(study, store)
     mark = StoreMark.of(store)
     earlier = check_owner(out, mark, force)
     check_kept(out, earlier, loaded)
@@ -112,11 +114,18 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
         changed = {c.id for c in cells if published.get(c.id) not in (None, values.digest(c))}
         verdicts, family = study.published_verdicts(store, values,
                                                     (changed, verdicts_before(earlier)))
+        replicated = _replicated(study, store, values)
+        if replicated is not None:
+            attach_replication(verdicts, replicated)
         section = CONFIRMATION if confirmed else UNCONFIRMED
         md += claims_section(verdicts, out, loaded.path, loaded.suite.name, files, section,
                              family)
         sections.append(_section(verdicts, section, out, files,
                                  "confirm" if confirmed else "explore", family))
+        if replicated is not None:
+            md += claims_section(replicated, out, loaded.path, loaded.suite.name, files,
+                                 REPLICATION)
+            sections.append(_section(replicated, REPLICATION, out, files, "replicate", None))
         if confirmed:
             explore = study.verdicts(store, "explore", values)
             md += claims_section(explore, out, loaded.path, loaded.suite.name, files,
@@ -129,7 +138,9 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     ran_under = out.with_name(f"{out.stem}{CELLS_SUFFIX}")
     files[ran_under] = cells_csv(cells, values, published)
     registration = named_registration(study, out)
-    md += header(loaded, cells, values, out, stored.name, ran_under.name, registration)
+    replication = named_registration(study, out, "replicate")
+    md += header(loaded, cells, values, out, stored.name, ran_under.name, registration,
+                 replication)
     md += "## Results\n\n"
     results, parts = (_main(values, cells, rows, spec, doc) if spec.tables is None
                       else _titled(values, cells, rows, spec, doc))
@@ -148,11 +159,29 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
         for path, content in sorted(files.items())}
     record = page_record(loaded, study.profile, cells, values, out, sections, figures,
                          stored.name, mark.record(out.parent), sorted(names), registration,
-                         ran_under.name, hashes, retired_records(loaded.suite, out.stem))
+                         ran_under.name, hashes, retired_records(loaded.suite, out.stem),
+                         replication)
     files[record_path] = json.dumps(record, indent=1) + "\n"
     write_files(files)
     remove_stale(out, earlier, names)
     return md
+
+
+def _shown_cells(study: Study, store: Store) -> list[Cell]:
+    """The cells a page shows: the profile's, less its replication seeds' until the store
+    holds one of them (they run only when asked for)."""
+    if study.has_replication and not store.cells([c.id for c in study.seed_cells("replicate")]):
+        return study.seed_cells("all")
+    return study.cells
+
+
+def _replicated(study: Study, store: Store, values: StoredValues) -> list[Verdict] | None:
+    """The verdicts on the profile's replication seeds, None where it declares none or the
+    store holds none of their cells."""
+    if not study.has_replication or not any(values.stored(c)
+                                            for c in study.seed_cells("replicate")):
+        return None
+    return study.verdicts(store, "replicate", values)
 
 
 def _section(verdicts: list[Verdict], section: Section, out: Path,

@@ -16,14 +16,16 @@ from geobench.report.paths import shown_path
 from geobench.report.tables import FAILED_MARK, MISSING
 from geobench.study import Study
 from geobench.suite import LoadedSuite
-from geobench.suite.seeds import seed_cells, seed_plan
+from geobench.suite.seeds import SeedSet, seed_cells, seed_plan
 
 
-def named_registration(study: Study, out: Path) -> dict[str, str] | None:
-    """The profile's registration as the page names it: its path from the page's folder,
-    when it was made and its sha256; None when the profile has none (or no confirmation
-    seeds for it to register)."""
-    found = study.registration if study.has_confirmation else None
+def named_registration(study: Study, out: Path, which: SeedSet = "confirm"
+                       ) -> dict[str, str] | None:
+    """The profile's registration of its ``which`` seeds (confirmation or replication) as
+    the page names it: its path from the page's folder, when it was made and its sha256;
+    None when the profile has none (or no such seeds for it to register)."""
+    declared = study.has_confirmation if which == "confirm" else study.has_replication
+    found = study.registered(which) if declared else None
     if found is None:
         return None
     return {"file": Path(os.path.relpath(found.path, out.parent)).as_posix(),
@@ -31,9 +33,10 @@ def named_registration(study: Study, out: Path) -> dict[str, str] | None:
 
 
 def header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Path,
-           stored: str, ran_under: str, registration: dict[str, str] | None) -> str:
+           stored: str, ran_under: str, registration: dict[str, str] | None,
+           replication: dict[str, str] | None = None) -> str:
     """The lines under the page's claims: the suite's description, how the values and the
-    page were made, the cells, the claims' digest, seeds and registration
+    page were made, the cells, the claims' digest, seeds and registrations
     (``named_registration``), the code and plugins, how to read a value, and the CSVs."""
     suite = loaded.suite
     prov = provenance(cells, values)
@@ -56,7 +59,7 @@ def header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Pa
         f"`geobench run {suite_file}{profile}{flag}`, this page by "
         f"`geobench leaderboard {suite_file}{profile} --out {shown_path(out)}`",
         f"- cells: {len(cells)} ({counts}); trial seeds: {', '.join(map(str, seeds))}",
-        *_claims_line(loaded, cells, values, registration),
+        *_claims_line(loaded, cells, values, registration, replication),
         f"- code: {', '.join(prov['code']) or 'n/a'}{core}; plugins: "
         f"{plugins_text(prov['plugins']) or 'not recorded'}; torch "
         f"{', '.join(prov['torch']) or 'n/a'}; devices "
@@ -77,9 +80,10 @@ def header(loaded: LoadedSuite, cells: list[Cell], values: StoredValues, out: Pa
 
 
 def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
-                 registration: dict[str, str] | None) -> list[str]:
-    """The claims' digest, which trial seeds decide them and when those cells ran, and the
-    registration they were decided under."""
+                 registration: dict[str, str] | None,
+                 replication: dict[str, str] | None) -> list[str]:
+    """The claims' digest, which trial seeds decide them and when those cells ran, the
+    registration they were decided under, and the replication seeds with theirs."""
     if not loaded.suite.claims:
         return []
     profile = cells[0].profile if cells else "smoke"
@@ -89,15 +93,28 @@ def _claims_line(loaded: LoadedSuite, cells: list[Cell], values: StoredValues,
     if plan.confirm is None:
         return [line + "no confirmation seeds: the verdicts read the exploration seeds "
                        f"{_seed_text(plan.seeds('explore'))}"]
-    confirm = seed_cells(loaded, profile, cells, "confirm")
-    ran = sorted(t for c in confirm if (t := values.finished(c)) is not None)
-    when = (f"ran {_day(ran[0])} to {_day(ran[-1])}" if ran else "not run yet")
-    registered = "no registration" if registration is None else (
+    replicated = "" if plan.replicate is None else (
+        f"; replication seeds {_seed_text(plan.seeds('replicate'))} "
+        f"({_ran(loaded, profile, cells, values, 'replicate')}) decide each verdict again, "
+        f"{_registered(replication)}")
+    return [line + f"confirmation seeds {_seed_text(plan.seeds('confirm'))} "
+                   f"({_ran(loaded, profile, cells, values, 'confirm')}) decide the verdicts; "
+                   f"{_registered(registration)}{replicated}; exploration seeds "
+                   f"{_seed_text(plan.seeds('explore'))}"]
+
+
+def _ran(loaded: LoadedSuite, profile: str, cells: list[Cell], values: StoredValues,
+         which: SeedSet) -> str:
+    """When the cells of ``which`` seeds ran: ``ran <day> to <day>`` or ``not run yet``."""
+    ran = sorted(t for c in seed_cells(loaded, profile, cells, which)
+                 if (t := values.finished(c)) is not None)
+    return f"ran {_day(ran[0])} to {_day(ran[-1])}" if ran else "not run yet"
+
+
+def _registered(registration: dict[str, str] | None) -> str:
+    return "no registration" if registration is None else (
         f"registered in `{registration['file']}` on {registration['registered']} "
         f"(sha256 `{registration['sha256'][:12]}`)")
-    return [line + f"confirmation seeds {_seed_text(plan.seeds('confirm'))} ({when}) decide "
-                   f"the verdicts; {registered}; exploration seeds "
-                   f"{_seed_text(plan.seeds('explore'))}"]
 
 
 def _seed_text(seeds: list[int]) -> str:

@@ -90,8 +90,9 @@ def claim_record(v: Verdict) -> dict[str, Any]:
     over its paper's family) or revised after publication (with the verdict it had before),
     whether a control did not fire, the main part's numbers (for a claim
     with parts: its first part's, beside the combined p-value and verdict), the Holm
-    verdicts (suite, paper), the raw verdict at the suite's other scales, and its parts and
-    controls."""
+    verdicts (suite, paper), the raw verdict at the suite's other scales, its parts and
+    controls and, where the replication seeds ran, its raw verdict there, why that is post
+    hoc (None: it is not) and whether it ``replicates`` (``Verdict.replicates``)."""
     c = v.claim
     return {"id": c.id, "kind": c.kind, "source": c.source, "statement": c.statement,
             "posthoc": v.posthoc, "degenerate": v.degenerate, "per_suite": c.per_suite,
@@ -101,7 +102,9 @@ def claim_record(v: Verdict) -> dict[str, Any]:
             "verdict_holm": v.verdict_holm, "holm_text": holm_text(v),
             "verdict_paper": v.verdict_paper, "scales": dict(v.scales),
             "parts": [part_record(p, c) for p in v.parts],
-            "controls": [part_record(p, c) for p in v.controls]}
+            "controls": [part_record(p, c) for p in v.controls],
+            **({"replicated": v.replicated, "replicated_posthoc": v.replicated_posthoc,
+                "replicates": v.replicates} if v.replicated is not None else {})}
 
 
 def section_record(verdicts: list[Verdict], section: Section, out: Path, seeds: str,
@@ -124,15 +127,17 @@ def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: St
                 out: Path, sections: list[dict[str, Any]], figures: list[tuple[str, str]],
                 values_file: str, store: dict[str, str | None], files: list[str],
                 registration: dict[str, str] | None, cells_file: str, hashes: dict[str, str],
-                retired: list[dict[str, Any]]) -> dict[str, Any]:
+                retired: list[dict[str, Any]],
+                replication: dict[str, str] | None = None) -> dict[str, Any]:
     """The record of the leaderboard ``out``: everything above, ``figures`` as
     (series key, file name) pairs, the store it was published from (its id and file name,
     ``report.overwrite``), the names of every file written with it (``files``, itself
     included), the registration its verdicts were decided under (its path from the page,
     time and sha256; None: none), the CSV of what each cell ran under (``cells_file``,
     ``report.cell_rows``), the sha256 of every file written with it but itself
-    (``hashes``), its retired claims (``report.retired``) and the verdict rules it was
-    decided under (``claims.verdicts.RULES``)."""
+    (``hashes``), its retired claims (``report.retired``), the verdict rules it was
+    decided under (``claims.verdicts.RULES``) and, where the profile declares replication
+    seeds, their registration (``replication``, as ``registration``)."""
     suite = loaded.suite
     plan = seed_plan(loaded, profile)
     return {"format": RECORD_FORMAT, "suite": suite.name, "profile": profile,
@@ -140,9 +145,11 @@ def page_record(loaded: LoadedSuite, profile: str, cells: list[Cell], values: St
             "suite_file": shown_path(loaded.path), "page": out.name,
             "generated": dt.date.today().isoformat(), "cells": len(cells),
             "seeds": {"explore": plan.seeds("explore"),
-                      "confirm": plan.seeds("confirm") if plan.confirm else []},
+                      "confirm": plan.seeds("confirm") if plan.confirm else [],
+                      **({"replicate": plan.seeds("replicate")} if plan.replicate else {})},
             **provenance(cells, values), "results": out.with_suffix(".csv").name,
             "values": values_file, "claims": sections,
             "figures": [{"key": key, "file": name} for key, name in figures],
             "store": store, "files": sorted(files), "registration": registration,
-            "cells_file": cells_file, "sha256": hashes, "retired": retired, "rules": RULES}
+            "cells_file": cells_file, "sha256": hashes, "retired": retired, "rules": RULES,
+            **({"replication": replication} if plan.replicate else {})}

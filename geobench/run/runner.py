@@ -33,7 +33,7 @@ from geobench.run.progress import RunProgress, StepLines, say
 from geobench.run.provenance import provenance
 from geobench.run.store import Rerun, Store
 from geobench.study import Study
-from geobench.study.registered import read_registration
+from geobench.study.registered import Registration
 from geobench.suite.seeds import SeedSet
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
@@ -61,8 +61,9 @@ class CellTask:
     nor a terminal on stderr (a worker's own log file gets them); the result carries
     ``claims``, the digests of the suite's claim definitions as the run began
     (``claims.registration``), and ``registration``, the sha256 of the profile's
-    registration file (``study.registered``; None: none) — picklable, for worker
-    processes."""
+    registration file (``study.registered``; None: none), or ``replication``, its
+    replication seeds' registration's, for a cell of those ``replicate_seeds`` —
+    picklable, for worker processes."""
 
     loggers: tuple[Component, ...] = ()
     log_dir: str = "logs"
@@ -70,6 +71,8 @@ class CellTask:
     threads: int = DEFAULT_THREADS
     claims: dict[str, str] | None = None
     registration: str | None = None
+    replication: str | None = None
+    replicate_seeds: frozenset[int] = frozenset()
 
     def __call__(self, cell: Cell, progress: Progress | None = None) -> CellResult:
         before = torch.get_num_threads()
@@ -84,7 +87,9 @@ class CellTask:
                                       log_dir=self.log_dir)
         finally:
             torch.set_num_threads(before)
-        return replace(result, claims=self.claims, registration=self.registration)
+        replicating = bool(self.replicate_seeds) and cell.trial_seed in self.replicate_seeds
+        registration = self.replication if replicating else self.registration
+        return replace(result, claims=self.claims, registration=registration)
 
 
 def executor_spec(suite_default: dict[str, Any] | None, name: str | None,
@@ -136,6 +141,24 @@ class RunOptions:
     quiet: bool = False
 
 
+def _registration(study: Study, seeds: SeedSet, which: SeedSet) -> Registration | None:
+    """The profile's registration of its ``which`` seeds, with a warning where a run of
+    ``seeds`` runs cells of a set whose claims or seeds differ from it, or (replication
+    seeds) that has none."""
+    registration = study.registered(which)
+    runs = seeds == which or (seeds, which) == ("all", "confirm")
+    if registration is not None and runs and not registration.same_claims(study.loaded,
+                                                                          study.profile):
+        name = "confirmation" if which == "confirm" else "replication"
+        say(f"warning: {registration.path}: the suite's claims or {name} seeds differ from "
+            f"their registration; a changed claim is post hoc on the {name} seeds")
+    elif registration is None and runs and which == "replicate":
+        say(f"warning: {study.path}: profile {study.profile!r}: its replication seeds run "
+            "without a registration, so their verdicts are post hoc; `geobench register` "
+            "writes it")
+    return registration
+
+
 def run_suite(suite: Study | str | Path, options: RunOptions | None = None) -> RunSummary:
     """Run every cell of ``suite`` (a ``Study``, or a suite file's path: its smoke profile)
     that the store does not hold yet (at most ``options.max_cells`` of them). Each cell is
@@ -155,14 +178,14 @@ def run_suite(suite: Study | str | Path, options: RunOptions | None = None) -> R
         say(f"geobench: --log-dir {o.log_dir} is not used: {study.path} selects no logger "
               "(add --logger NAME)")
     logs = o.log_dir or Path(o.store).parent / "logs"
-    registration = read_registration(loaded, study.profile)
-    if registration is not None and o.seeds != "explore" \
-            and not registration.same_claims(loaded, study.profile):
-        say(f"warning: {registration.path}: the suite's claims or confirmation seeds differ "
-            "from their registration; a changed claim is post hoc on the confirmation seeds")
+    registration = _registration(study, o.seeds, "confirm")
+    replication = _registration(study, o.seeds, "replicate")
     task = CellTask(chosen, prepare_log_dir(logs) if chosen else str(logs),
                     None if o.quiet else STEP_LINE_S, o.threads, claim_digests(loaded.suite),
-                    None if registration is None else registration.sha256)
+                    None if registration is None else registration.sha256,
+                    None if replication is None else replication.sha256,
+                    frozenset(c.trial_seed for c in study.seed_cells("replicate"))
+                    if study.has_replication else frozenset())
     reset_warnings()
     _fit_memory(runner, cells, o.quiet)
     store = Store(o.store)

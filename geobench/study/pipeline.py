@@ -25,7 +25,14 @@ from geobench.records import Cell
 from geobench.study.registered import Registration, read_registration
 from geobench.suite import CELL_LIMIT, LoadedSuite, load_suite
 from geobench.suite.expand import check_profile, profile_cells
-from geobench.suite.seeds import SeedSet, deciding_set, has_confirmation, seed_cells, seed_plan
+from geobench.suite.seeds import (
+    SeedSet,
+    deciding_set,
+    has_confirmation,
+    has_replication,
+    seed_cells,
+    seed_plan,
+)
 
 if TYPE_CHECKING:
     from geobench.run.store import Store
@@ -110,35 +117,49 @@ class Study:
         """Whether the profile declares confirmation seeds."""
         return has_confirmation(self.loaded, self.profile)
 
+    @property
+    def has_replication(self) -> bool:
+        """Whether the profile declares replication seeds."""
+        return has_replication(self.loaded, self.profile)
+
     def verdicts(self, store: Store, seeds: SeedSet | None = None,
                  values: StoredValues | None = None, revised: Revised = None
                  ) -> list[Verdict]:
         """Every claim's verdict on ``seeds`` (by default the deciding set), raw and with
         Holm's correction over the suite; ``values`` of the study's cells when already
-        read. On the confirmation seeds of a profile with a registration, a claim that is not
-        decided under it is post hoc (``Registration.reason``); with ``revised`` (the cells
-        changed since a page published them, and the verdicts it published), the claims that
-        read one are marked revised (``claims.verdicts.mark_revised``)."""
-        cells = self.decided_cells(seeds)
+        read. On the confirmation (or replication) seeds of a profile with a registration of
+        them, a claim that is not decided under it is post hoc (``Registration.reason``); with
+        ``revised`` (the cells changed since a page published them, and the verdicts it
+        published), the claims that read one are marked revised
+        (``claims.verdicts.mark_revised``)."""
+        which = self.deciding_seeds(seeds)
+        cells = self.seed_cells(which)
         values = StoredValues(store, cells) if values is None else values
-        confirming = self.deciding_seeds(seeds) == "confirm"
-        verdicts = evaluate(self.loaded, cells, values, self.registry, confirming)
-        if confirming and self.registration is not None:
-            confirm = seed_plan(self.loaded, self.profile).seeds("confirm")
+        blind = which in ("confirm", "replicate")
+        verdicts = evaluate(self.loaded, cells, values, self.registry, blind)
+        registration = self.registered(which) if blind else None
+        if registration is not None:
+            chosen = seed_plan(self.loaded, self.profile).seeds(which)
             for v in verdicts:
-                v.seen = v.seen or self.registration.reason(v.claim, cells, values, confirm)
-        if confirming and revised is not None:
+                v.seen = v.seen or registration.reason(v.claim, cells, values, chosen)
+        if which == "confirm" and revised is not None:
             mark_revised(verdicts, *revised)
         apply_holm(verdicts)
         return verdicts
 
     @property
     def registration(self) -> Registration | None:
-        """The profile's registration (``study.registered``), None when it has none; read
-        once for every view of the study."""
-        if self.profile not in self._registrations:
-            self._registrations[self.profile] = read_registration(self.loaded, self.profile)
-        return self._registrations[self.profile]
+        """The profile's registration of its confirmation seeds (``study.registered``), None
+        when it has none."""
+        return self.registered("confirm")
+
+    def registered(self, which: SeedSet) -> Registration | None:
+        """The profile's registration of its ``which`` seeds (``confirm`` or ``replicate``),
+        None when it has none; read once for every view of the study."""
+        key = f"{self.profile}:{which}"
+        if key not in self._registrations:
+            self._registrations[key] = read_registration(self.loaded, self.profile, which)
+        return self._registrations[key]
 
     def published_verdicts(self, store: Store, values: StoredValues | None = None,
                            revised: Revised = None

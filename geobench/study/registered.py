@@ -13,6 +13,13 @@ its registration``, ``not in its registration``, ``changed after its registratio
 digest differs), or ``a deciding cell ran outside its registration`` (a cell it reads
 recorded no registration, or another one). The sha256 is of the file's bytes: keep the
 file as written (``.gitattributes`` marks ``registrations/*.json`` ``-text``).
+
+A profile's replication seeds (``replicate:``) have a registration of their own,
+``<suite>_<profile>.replicate.json``, written the same way before they run: the same claims'
+definitions and digests, the replication seeds (``replicate``) and the sha256 of the
+registration they replicate (``replicates``). The cells of replication seeds record its
+sha256, and a verdict on them is post hoc for the same reasons (docs/claims.md,
+"Replication").
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from geobench.claims.values import StoredValues
 from geobench.records import Cell, plugins, utc_iso
 from geobench.suite import LoadedSuite
 from geobench.suite.schema import Claim
-from geobench.suite.seeds import seed_plan
+from geobench.suite.seeds import SeedSet, seed_plan
 from geobench.suite.yamlio import SuiteError
 
 REGISTRATION_FORMAT = 1  # bumped when a key changes meaning
@@ -38,27 +45,35 @@ NOT_REGISTERED = "not in its registration"
 CHANGED = "changed after its registration"
 OUTSIDE = "a deciding cell ran outside its registration"
 SEEDS = "confirmation seeds changed after its registration"
+REPLICATE_SEEDS = "replication seeds changed after their registration"
+Registered = SeedSet  # the seeds a registration covers: "confirm" or "replicate"
 
 
-def registration_path(loaded: LoadedSuite, profile: str) -> Path:
+def registration_path(loaded: LoadedSuite, profile: str, which: Registered = "confirm"
+                      ) -> Path:
     """Where ``profile``'s registration lives: ``registrations/<suite>_<profile>.json``
-    beside the suite's ``suites/`` folder, or beside the suite file in any other folder."""
+    (``.replicate.json``: its replication seeds') beside the suite's ``suites/`` folder, or
+    beside the suite file in any other folder."""
     folder = Path(loaded.path).resolve().parent
     root = folder.parent if folder.name == "suites" else folder
-    path = root / FOLDER / f"{loaded.suite.name}_{profile}.json"
+    suffix = ".replicate.json" if which == "replicate" else ".json"
+    path = root / FOLDER / f"{loaded.suite.name}_{profile}{suffix}"
     return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
 def registration_record(loaded: LoadedSuite, profile: str, cells: list[Cell],
-                        code: str | None, now: float) -> dict[str, Any]:
-    """The registration of ``profile`` (whose cells are ``cells``) at time ``now`` (seconds
-    since the epoch) under the code commit ``code`` (None outside a git checkout)."""
+                        code: str | None, now: float, which: Registered = "confirm",
+                        replicates: str | None = None) -> dict[str, Any]:
+    """The registration of ``profile``'s ``which`` seeds (its cells are ``cells``) at time
+    ``now`` (seconds since the epoch) under the code commit ``code`` (None outside a git
+    checkout); a replication's names the sha256 of the registration it ``replicates``."""
     suite = loaded.suite
     return {"format": REGISTRATION_FORMAT, "suite": suite.name, "profile": profile,
             "paper": suite.paper,
             "registered": utc_iso(now),
             "code": code, "plugins": plugins([c.versions for c in cells]),
-            "confirm": seed_plan(loaded, profile).seeds("confirm"),
+            which: seed_plan(loaded, profile).seeds(which),
+            **({"replicates": replicates} if which == "replicate" else {}),
             "claims_digest": claims_digest(suite),
             "claims": [{"id": c.id, "digest": claim_digest(c), "statement": c.statement,
                         "definition": c.model_dump(mode="json", exclude=WORDING)}
@@ -72,11 +87,13 @@ def file_sha256(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Registration:
-    """A registration as read from ``path``: its ``record`` and the file's ``sha256``."""
+    """A registration as read from ``path``: its ``record``, the file's ``sha256`` and the
+    seeds it covers (``which``: the confirmation or the replication seeds)."""
 
     path: Path
     record: dict[str, Any]
     sha256: str
+    which: Registered = "confirm"
 
     @property
     def digests(self) -> dict[str, str]:
@@ -84,18 +101,18 @@ class Registration:
         return {c["id"]: c["digest"] for c in self.record["claims"]}
 
     def same_claims(self, loaded: LoadedSuite, profile: str) -> bool:
-        """Whether ``loaded``'s claims and ``profile``'s confirmation seeds are the ones
-        registered."""
+        """Whether ``loaded``'s claims and ``profile``'s seeds (of the registration's set) are
+        the ones registered."""
         return (self.digests == {c.id: claim_digest(c) for c in loaded.suite.claims}
-                and self.record["confirm"] == seed_plan(loaded, profile).seeds("confirm"))
+                and self.record[self.which] == seed_plan(loaded, profile).seeds(self.which))
 
     def reason(self, claim: Claim, cells: list[Cell], values: StoredValues,
-               confirm: list[int]) -> str | None:
-        """Why ``claim``'s verdict on the confirmation ``cells`` (of the trial seeds
-        ``confirm``) is not decided under this registration (the module's reasons, the
-        first that applies), or None."""
-        if self.record["confirm"] != confirm:
-            return SEEDS
+               seeds: list[int]) -> str | None:
+        """Why ``claim``'s verdict on ``cells`` (of the trial seeds ``seeds``, the set the
+        registration covers) is not decided under this registration (the module's reasons,
+        the first that applies), or None."""
+        if self.record[self.which] != seeds:
+            return SEEDS if self.which == "confirm" else REPLICATE_SEEDS
         if claim.id not in self.digests:
             return NOT_REGISTERED
         if self.digests[claim.id] != claim_digest(claim):
@@ -107,17 +124,18 @@ class Registration:
         return None
 
 
-def read_registration(loaded: LoadedSuite, profile: str) -> Registration | None:
-    """``profile``'s registration, None when it has none; a file that is no registration of
-    this suite and profile is refused in one line naming it."""
-    path = registration_path(loaded, profile)
+def read_registration(loaded: LoadedSuite, profile: str, which: Registered = "confirm"
+                      ) -> Registration | None:
+    """``profile``'s registration of its ``which`` seeds, None when it has none; a file that
+    is no registration of this suite and profile is refused in one line naming it."""
+    path = registration_path(loaded, profile, which)
     if not path.is_file():
         return None
     try:
         record = json.loads(path.read_text())
         ok = (record.get("format") == REGISTRATION_FORMAT
               and (record.get("suite"), record.get("profile")) == (loaded.suite.name, profile)
-              and isinstance(record.get("confirm"), list)
+              and isinstance(record.get(which), list)
               and isinstance(record.get("registered"), str)
               and all({"id", "digest"} <= set(c) for c in record["claims"]))
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -127,4 +145,4 @@ def read_registration(loaded: LoadedSuite, profile: str) -> Registration | None:
         raise SuiteError(f"{path}: not a registration of suite {loaded.suite.name!r}, profile "
                          f"{profile!r} (format {REGISTRATION_FORMAT}); write it anew with "
                          "`geobench register`")
-    return Registration(path, record, file_sha256(path))
+    return Registration(path, record, file_sha256(path), which)

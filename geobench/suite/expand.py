@@ -248,7 +248,7 @@ def _expand(loaded: LoadedSuite, registry: Registry, view: View, overrides: dict
             arms, specs, versions = resolve_cell(loaded, registry, view, assignment, accepts)
             _check_distinct(loaded, points, cell_id({"arms": arms, "versions": versions}),
                             assignment)
-            for seed in plan.seeds():
+            for seed in plan.declared():
                 payload = {"suite": suite.name, "profile": view.name, "trial_seed": seed,
                            "arms": arms, "versions": versions}
                 cells.append(Cell(cell_id(payload), suite.name, view.name, seed, arms,

@@ -94,6 +94,9 @@ class Profile(Strict):
     confirm: ConfirmSeeds | None = Field(
         None, description="confirmation trial seeds, disjoint from 'seeds' (the exploration "
         "seeds): the published verdicts read these")
+    replicate: ConfirmSeeds | None = Field(
+        None, description="replication trial seeds, disjoint from 'seeds' and 'confirm': "
+        "each verdict is decided again on these, and the page says whether it replicates")
 
 
 class LeaderboardMetric(Strict):
@@ -361,6 +364,9 @@ class Suite(Strict):
     confirm: ConfirmSeeds | None = Field(
         None, description="confirmation trial seeds of every profile that gives none, "
         "disjoint from the exploration seeds ('seeds')")
+    replicate: ConfirmSeeds | None = Field(
+        None, description="replication trial seeds of every profile that gives none, "
+        "disjoint from 'seeds' and 'confirm'")
     profiles: dict[Name, Profile] = Field(default_factory=dict)
     leaderboard: LeaderboardSpec = Field(default_factory=LeaderboardSpec)
     claims: list[Claim] = Field(default_factory=list)

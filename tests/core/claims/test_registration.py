@@ -134,7 +134,29 @@ def test_confirmation_seeds_are_disjoint_from_exploration_and_expand_after_them(
                                                                                      102]
     (tmp_path / "r.yaml").write_text(SUITE.replace("[100, 101, 102]", "[2, 100]"))
     with pytest.raises(SuiteError, match=r"r.yaml:11: confirm: profile 'smoke': trial seed 2 is "
-                                         r"both an exploration seed"):
+                                         r"in both 'seeds' and 'confirm'"):
+        Study(load_suite(tmp_path / "r.yaml"), registry())
+
+
+def test_replication_seeds_are_disjoint_from_both_sets_and_expand_last(tmp_path):
+    (tmp_path / "r.yaml").write_text(SUITE.replace("confirm: [100, 101, 102]",
+                                                   "confirm: [100, 101, 102]\n"
+                                                   "replicate: {first: 300, count: 3}"))
+    loaded = load_suite(tmp_path / "r.yaml")
+    cells = Study(loaded, registry()).cells
+    assert [c.trial_seed for c in cells] == [0, 1, 2, 100, 101, 102, 300, 301, 302]
+    assert [c.trial_seed for c in seed_cells(loaded, "smoke", cells, "replicate")] == [
+        300, 301, 302]
+    (tmp_path / "r.yaml").write_text(SUITE.replace("confirm: [100, 101, 102]",
+                                                   "confirm: [100, 101, 102]\n"
+                                                   "replicate: [102, 300]"))
+    with pytest.raises(SuiteError, match=r"r.yaml:12: replicate: profile 'smoke': trial seed "
+                                         r"102 is in both 'confirm' and 'replicate'"):
+        Study(load_suite(tmp_path / "r.yaml"), registry())
+    (tmp_path / "r.yaml").write_text(SUITE.replace("confirm: [100, 101, 102]",
+                                                   "replicate: [300]"))
+    with pytest.raises(SuiteError, match=r"replicate: profile 'smoke' declares replication "
+                                         r"seeds \('replicate'\) but no confirmation seeds"):
         Study(load_suite(tmp_path / "r.yaml"), registry())
 
 
