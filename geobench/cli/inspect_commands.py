@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from tabulate import tabulate
 
@@ -16,7 +17,10 @@ from geobench.cli.listing import kind_lines, width
 from geobench.contract.errors import RegistryError, did_you_mean
 from geobench.contract.hooks import KINDS
 from geobench.records import Status
+from geobench.study import Study
 from geobench.study.arguments import open_study, overrides, suite_options
+from geobench.suite.seeds import seed_plan
+from geobench.suite.yamlio import SuiteError
 
 
 def _list_arguments(p: argparse.ArgumentParser) -> None:
@@ -63,11 +67,40 @@ def show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _validate_arguments(p: argparse.ArgumentParser) -> None:
+    suite_options(p, store=False)
+    p.add_argument("--store", help="a store with the exploration cells: also print how many "
+                                   "trial seeds each claim needs for its verdict to replicate "
+                                   "(docs/claims.md, \"Replication\")")
+
+
 def validate(args: argparse.Namespace) -> int:
     study = open_study(args)
     study.check_paper_power()
     print(f"{args.suite}: valid ({len(study.cells)} cells in profile {args.profile!r})")
+    if args.store is not None:
+        print(replication_plan(study, args.store))
     return 0
+
+
+def replication_plan(study: Study, path: str) -> str:
+    """How many trial seeds each claim needs for its verdict to replicate, planned from
+    its exploration effect in the store at ``path`` (``claims.replication``)."""
+    from geobench.claims.replication import plan_table
+    from geobench.run.store import Store
+
+    if not Path(path).is_file():
+        raise SuiteError(f"{path}: no store there (--store)")
+    seeds = len(seed_plan(study.loaded, study.profile).seeds(study.deciding_seeds()))
+    store = Store(path, read_only=True)
+    try:
+        verdicts = study.verdicts(store, "explore")
+    finally:
+        store.close()
+    return (f"\nreplication plan from the exploration seeds in {path}: the chance that two "
+            f"sets of {seeds} seeds (the deciding set's size) both decide the verdict the "
+            "exploration effect points to, and the seeds a set needs for that chance to "
+            "reach 0.8 (docs/claims.md, \"Replication\")\n" + plan_table(verdicts, seeds))
 
 
 def _preflight_arguments(p: argparse.ArgumentParser) -> None:
@@ -131,7 +164,7 @@ COMMANDS = [
     Command("show", "the expanded cells of a suite", _suite_arguments, show),
     Command("preflight", "run every design point of a profile for a few steps (nothing is "
                          "stored)", _preflight_arguments, preflight),
-    Command("validate", "check a suite without running it", _suite_arguments, validate),
+    Command("validate", "check a suite without running it", _validate_arguments, validate),
     Command("plugins", "loaded plugins: distribution, version, hooks", _plugins_arguments,
             plugins),
 ]

@@ -126,3 +126,18 @@ def test_register_refuses_once_replication_cells_are_stored(tmp_path, capsys):
     assert "profile 'smoke': 1 of its 3 replication cells are stored in" in out.err
     assert len(out.err.strip().splitlines()) == 1
     assert not (tmp_path / "registrations" / "reg_smoke.replicate.json").exists()
+
+
+def test_validate_plans_the_seeds_each_claim_needs_to_replicate(published, capsys):
+    suite, store = published / "suites" / "r.yaml", published / "db.sqlite"
+    assert main(["validate", str(suite), "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "two sets of 3 seeds (the deciding set's size)" in out
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in out.splitlines() if line.startswith("| above") or
+            line.startswith("| below")}
+    explore = _claims(capsys, suite, store, "explore")
+    assert {k: r[0] for k, r in rows.items()} == {k: explore[k]["verdict"] for k in rows}
+    assert all(r[3].isdigit() and int(r[3]) >= 3 for r in rows.values())
+    assert main(["validate", str(suite), "--store", str(published / "none.sqlite")]) == 2
+    assert "none.sqlite: no store there (--store)" in capsys.readouterr().err
