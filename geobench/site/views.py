@@ -16,7 +16,8 @@ from geobench.site.boards import PROFILE_ORDER, Board
 from geobench.site.papers import Papers, section_of
 from geobench.site.seedplot import seed_plot
 
-SEEDS = {"confirm": "confirmation seeds", "explore": "exploration seeds"}
+SEEDS = {"confirm": "confirmation seeds", "explore": "exploration seeds",
+         "replicate": "replication seeds"}
 
 
 def suite_page(board: Board) -> str:
@@ -209,6 +210,6 @@ def claim_entries(boards: list[Board]) -> dict[tuple[str, str], list[dict[str, A
                     entries.setdefault(key, []).append({
                         "board": board, "section": section, "claim": c, "status": status(c),
                         "parts": _parts(c, units.get(c["id"], [])), "explore": None})
-                else:
+                elif section["seeds"] == "explore":
                     entries[key][-1]["explore"] = c
     return entries
