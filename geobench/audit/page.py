@@ -262,7 +262,8 @@ def _counted(record: dict[str, Any], seeds: str = "confirm"
 def _replicates(record: dict[str, Any]) -> None:
     """Each confirmation claim's ``replicated`` is its raw verdict in the replication
     section (checked against the units already), and ``replicates`` whether that equals its
-    own, where that verdict is pre-registered (None where it is not)."""
+    own, where that verdict is pre-registered and the claim is in the profile (None where
+    not)."""
     confirm, _ = _counted(record)
     replicate, _ = _counted(record, "replicate")
     if confirm is None or replicate is None:
@@ -272,7 +273,9 @@ def _replicates(record: dict[str, Any]) -> None:
         cid, other = claim["id"], again.get(claim["id"])
         if other is None:
             raise Inconsistent(replicate["units"], "not in the replication section", claim=cid)
-        same = None if other["posthoc"] is not None else other["verdict"] == claim["verdict"]
+        untested = claim["verdict"] == recompute.NOT_IN_PROFILE
+        same = None if other["posthoc"] is not None or untested \
+            else other["verdict"] == claim["verdict"]
         for key, recomputed in (("replicated", other["verdict"]), ("replicates", same)):
             _same(confirm["units"], cid, key, claim.get(key), recomputed)
 

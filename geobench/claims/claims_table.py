@@ -195,7 +195,7 @@ def replicates_text(v: Verdict) -> str:
     """Whether the claim's raw verdict replicates on the replication seeds: ``yes (holds)``,
     ``**no** (inconclusive)``, ``— (fails, post hoc)`` where that verdict is post hoc, or
     ``—`` where they did not run."""
-    if v.replicated is None:
+    if v.replicated is None or v.verdict == NOT_IN_PROFILE:
         return "—"
     if v.replicates is None:
         return f"— ({v.replicated}, post hoc)"
@@ -203,13 +203,14 @@ def replicates_text(v: Verdict) -> str:
 
 
 def replication_line(verdicts: list[Verdict]) -> str:
-    """How many counted claims replicate (the same raw verdict on the replication seeds,
-    decided under their registration), and which do not."""
-    counted = [v for v in verdicts if v.counted]
+    """How many counted claims tested in the profile replicate (the same raw verdict on the
+    replication seeds, decided under their registration), and which do not."""
+    counted = [v for v in verdicts if v.counted and v.verdict != NOT_IN_PROFILE]
     same = [v for v in counted if v.replicates]
     other = [v for v in counted if v.replicates is False]
-    line = (f"**Replication:** {len(same)} of {len(counted)} counted claims give the same raw "
-            "verdict on the replication seeds (docs/claims.md, \"Replication\")")
+    line = (f"**Replication:** {len(same)} of the {len(counted)} counted claims tested here "
+            "give the same raw verdict on the replication seeds (docs/claims.md, "
+            "\"Replication\")")
     if other:
         line += "; not: " + ", ".join(f"`{v.claim.id}` {v.verdict} → {v.replicated}"
                                      for v in other)

@@ -130,8 +130,10 @@ class Verdict:
     @property
     def replicates(self) -> bool | None:
         """Whether the replication seeds give the same raw verdict; None where they did not
-        run or decide it post hoc (docs/claims.md, "Replication")."""
-        if self.replicated is None or self.replicated_posthoc is not None:
+        run or decide it post hoc, or the claim is not in this profile (docs/claims.md,
+        "Replication")."""
+        if self.replicated is None or self.replicated_posthoc is not None \
+                or self.verdict == NOT_IN_PROFILE:
             return None
         return self.replicated == self.verdict
 
