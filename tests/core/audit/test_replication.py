@@ -141,3 +141,28 @@ def test_validate_plans_the_seeds_each_claim_needs_to_replicate(published, capsy
     assert all(r[3].isdigit() and int(r[3]) >= 3 for r in rows.values())
     assert main(["validate", str(suite), "--store", str(published / "none.sqlite")]) == 2
     assert "none.sqlite: no store there (--store)" in capsys.readouterr().err
+
+
+def test_the_replicates_text_reads_each_case():
+    from geobench.claims.claims_table import replicates_text, replication_line
+    from geobench.claims.verdicts import NOT_IN_PROFILE, Verdict
+    from geobench.suite.schema import Claim
+
+    def verdict(cid: str, mine: str, again: str | None, posthoc: str | None = None) -> Verdict:
+        claim = Claim.model_validate({"id": cid, "statement": "s", "metric": "m.f",
+                                      "expect": "> 0"})
+        v = Verdict(claim, None, None, None, 3, 3, 0, 0, mine)
+        v.replicated, v.replicated_posthoc = again, posthoc
+        return v
+
+    same, flipped = verdict("a", "holds", "holds"), verdict("b", "holds", "inconclusive")
+    seen, absent = verdict("c", "fails", "fails", "why"), verdict("d", NOT_IN_PROFILE,
+                                                                   NOT_IN_PROFILE)
+    assert [replicates_text(v) for v in (same, flipped, seen, absent, verdict("e", "holds",
+                                                                             None))] == [
+        "yes (holds)", "**no** (inconclusive)", "— (fails, post hoc)", "—", "—"]
+    assert [v.replicates for v in (same, flipped, seen, absent)] == [True, False, None, None]
+    assert replication_line([same, flipped, seen, absent]).startswith(
+        "**Replication:** 1 of the 3 counted claims tested here give the same raw verdict")
+    assert "not: `b` holds → inconclusive; 1 not replicated" in replication_line(
+        [same, flipped, seen, absent])
