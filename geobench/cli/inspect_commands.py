@@ -57,9 +57,12 @@ def show(args: argparse.Namespace) -> int:
     from geobench.run.estimate import cost_lines
 
     study = open_study(args)
-    loaded, cells = study.loaded, study.cells
+    loaded, cells = study.loaded, study.seed_cells("all")
+    replicate = study.seed_cells("replicate") if study.has_replication else []
     varied = list(dict.fromkeys(k for c in cells for k in c.varied))
-    print(f"{loaded.suite.name} [{args.profile}]: {len(cells)} cells, arms: "
+    also = f" (and {len(replicate)} on the replication seeds: --seeds replicate)" \
+        if replicate else ""
+    print(f"{loaded.suite.name} [{args.profile}]: {len(cells)} cells{also}, arms: "
           f"{', '.join(cells[0].arms) if cells else '-'}")
     rows = [[c.id] + [c.varied.get(k, "") for k in varied] for c in cells]
     print(tabulate(rows, headers=["cell"] + varied, tablefmt="github"))
@@ -123,7 +126,7 @@ def preflight(args: argparse.Namespace) -> int:
     from geobench.run.preflight import preflight as run_points
 
     study = open_study(args)
-    cells = study.cells
+    cells = study.seed_cells("all")  # the replication seeds' design points are the same
     data = overrides("--data", args.data)
     metrics = overrides("--metric", args.metric)
     how = Shortening(args.steps, args.batch, args.samples, args.device, data, metrics)

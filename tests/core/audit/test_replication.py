@@ -166,3 +166,9 @@ def test_the_replicates_text_reads_each_case():
         "**Replication:** 1 of the 3 counted claims tested here give the same raw verdict")
     assert "not: `b` holds → inconclusive; 1 not replicated" in replication_line(
         [same, flipped, seen, absent])
+
+
+def test_show_counts_the_replication_cells_apart(published, capsys):
+    assert main(["show", str(published / "suites" / "r.yaml")]) == 0
+    assert capsys.readouterr().out.startswith(
+        "reg [smoke]: 6 cells (and 3 on the replication seeds: --seeds replicate), arms:")
