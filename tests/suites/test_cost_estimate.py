@@ -21,9 +21,10 @@ FACTOR = 1.5  # an estimate is within this factor of the measured wall time
 
 
 def test_without_calibration_show_names_the_file(tmp_path):
-    cells = Study(load_suite("suites/collapse.yaml"), registry(), "smoke").cells
+    cells = Study(load_suite("suites/collapse.yaml"), registry(), "smoke").seed_cells("all")
     lines = estimate.cost_lines(cells, ("cpu",), tmp_path)
-    # 10 design points x (5 exploration + 12 confirmation seeds), 4,450 steps a seed
+    # 10 design points x (5 exploration + 12 confirmation seeds), 4,450 steps a seed; the
+    # 12 replication seeds run only when asked for
     assert lines[0] == "steps: 75,650 lockstep (4 arms each step), 302,600 arm steps"
     assert lines[1].startswith(f"CPU-hours: not estimated — no calibration file "
                                f"{tmp_path / 'calibration_cpu.json'}")
