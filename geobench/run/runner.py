@@ -34,7 +34,7 @@ from geobench.run.provenance import provenance
 from geobench.run.store import Rerun, Store
 from geobench.study import Study
 from geobench.study.registered import Registration
-from geobench.suite.seeds import SeedSet
+from geobench.suite.seeds import SeedSet, seed_plan
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
 from geobench.train.memory import available_mb
@@ -184,8 +184,7 @@ def run_suite(suite: Study | str | Path, options: RunOptions | None = None) -> R
                     None if o.quiet else STEP_LINE_S, o.threads, claim_digests(loaded.suite),
                     None if registration is None else registration.sha256,
                     None if replication is None else replication.sha256,
-                    frozenset(c.trial_seed for c in study.seed_cells("replicate"))
-                    if study.has_replication else frozenset())
+                    frozenset(seed_plan(loaded, study.profile).seeds("replicate")))
     reset_warnings()
     _fit_memory(runner, cells, o.quiet)
     store = Store(o.store)
