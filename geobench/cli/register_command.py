@@ -20,7 +20,7 @@ from geobench.study.registered import (
     registration_record,
 )
 from geobench.suite import load_suite
-from geobench.suite.seeds import KEYS
+from geobench.suite.seeds import KEYS, NAMES
 from geobench.suite.yamlio import SuiteError
 
 
@@ -59,7 +59,7 @@ def _register(study: Study, args: argparse.Namespace, which: Registered,
 
     loaded, profile = study.loaded, study.profile
     where = f"{args.suite}: profile {profile!r}"
-    name = {"confirm": "confirmation", "replicate": "replication"}[which]
+    name = NAMES[which]
     path = registration_path(loaded, profile, which)
     earlier = read_registration(loaded, profile, which)
     if earlier is not None and earlier.same_claims(loaded, profile):

@@ -93,7 +93,8 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     markdown. A page another store wrote is refused unless ``force``
     (``report.overwrite``)."""
     loaded, registry = study.loaded, study.registry
-    cells = _shown_cells(study, store)
+    replicating = _replication_stored(study, store)
+    cells = study.cells if replicating else study.seed_cells("all")
     mark = StoreMark.of(store)
     earlier = check_owner(out, mark, force)
     check_kept(out, earlier, loaded)
@@ -114,7 +115,7 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
         changed = {c.id for c in cells if published.get(c.id) not in (None, values.digest(c))}
         verdicts, family = study.published_verdicts(store, values,
                                                     (changed, verdicts_before(earlier)))
-        replicated = _replicated(study, store, values)
+        replicated = study.verdicts(store, "replicate", values) if replicating else None
         if replicated is not None:
             attach_replication(verdicts, replicated)
         section = CONFIRMATION if confirmed else UNCONFIRMED
@@ -167,21 +168,11 @@ def render(study: Study, store: Store, out: Path, force: bool = False) -> str:
     return md
 
 
-def _shown_cells(study: Study, store: Store) -> list[Cell]:
-    """The cells a page shows: the profile's, less its replication seeds' until the store
-    holds one of them (they run only when asked for)."""
-    if study.has_replication and not store.cells([c.id for c in study.seed_cells("replicate")]):
-        return study.seed_cells("all")
-    return study.cells
-
-
-def _replicated(study: Study, store: Store, values: StoredValues) -> list[Verdict] | None:
-    """The verdicts on the profile's replication seeds, None where it declares none or the
-    store holds none of their cells."""
-    if not study.has_replication or not any(values.stored(c)
-                                            for c in study.seed_cells("replicate")):
-        return None
-    return study.verdicts(store, "replicate", values)
+def _replication_stored(study: Study, store: Store) -> bool:
+    """Whether the store holds a cell of the profile's replication seeds (they run only when
+    asked for: until then a page shows neither them nor a replication)."""
+    return study.has_replication and bool(
+        store.cells([c.id for c in study.seed_cells("replicate")]))
 
 
 def _section(verdicts: list[Verdict], section: Section, out: Path,

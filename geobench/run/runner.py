@@ -34,7 +34,7 @@ from geobench.run.provenance import provenance
 from geobench.run.store import Rerun, Store
 from geobench.study import Study
 from geobench.study.registered import Registration
-from geobench.suite.seeds import SeedSet, seed_plan
+from geobench.suite.seeds import NAMES, SeedSet, seed_plan
 from geobench.train.engine import run_cell
 from geobench.train.logs import prepare_log_dir, reset_warnings, select_loggers
 from geobench.train.memory import available_mb
@@ -149,7 +149,7 @@ def _registration(study: Study, seeds: SeedSet, which: SeedSet) -> Registration 
     runs = seeds == which or (seeds, which) == ("all", "confirm")
     if registration is not None and runs and not registration.same_claims(study.loaded,
                                                                           study.profile):
-        name = "confirmation" if which == "confirm" else "replication"
+        name = NAMES[which]
         say(f"warning: {registration.path}: the suite's claims or {name} seeds differ from "
             f"their registration; a changed claim is post hoc on the {name} seeds")
     elif registration is None and runs and which == "replicate":

@@ -16,6 +16,7 @@ from geobench.suite.schema import SeedRange
 SeedSet = Literal["all", "explore", "confirm", "replicate"]
 SEED_SETS: tuple[str, ...] = ("all", "explore", "confirm", "replicate")
 KEYS = {"explore": "seeds", "confirm": "confirm", "replicate": "replicate"}  # in the file
+NAMES = {"explore": "exploration", "confirm": "confirmation", "replicate": "replication"}
 
 
 @dataclass(frozen=True)
@@ -117,10 +118,9 @@ def seed_cells(loaded: LoadedSuite, profile: str, cells: list[Cell],
     if which == "all" and plan.replicate is None:
         return cells
     if not plan.declares(which):
-        name = {"confirm": "confirmation", "replicate": "replication"}[which]
-        raise loaded.fail(plan.loc(which), f"profile {profile!r} declares no {name} seeds: "
-                          f"add '{KEYS[which]}: [...]' or '{{first: F, count: N}}' (disjoint "
-                          "from the other sets), or choose the exploration seeds")
+        raise loaded.fail(plan.loc(which), f"profile {profile!r} declares no {NAMES[which]} "
+                          f"seeds: add '{KEYS[which]}: [...]' or '{{first: F, count: N}}' "
+                          "(disjoint from the other sets), or choose the exploration seeds")
     chosen = set(plan.seeds(which))
     return [c for c in cells if c.trial_seed in chosen]
 
