@@ -3,7 +3,7 @@
 VENV ?= .venv
 STAMP := $(VENV)/.geobench-installed
 
-.PHONY: demo test test-slow lint data site browser
+.PHONY: demo test test-slow test-cluster lint data site browser
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
@@ -23,6 +23,13 @@ test: $(STAMP)
 
 test-slow: $(STAMP)
 	$(VENV)/bin/pytest -q -m slow
+
+CLUSTER_DIR ?= /tmp/geobench-slurm
+
+test-cluster: $(STAMP)  # a real Slurm cluster on this machine (as root) and Ray nodes; the cluster stops whatever the tests did
+	GEOBENCH_CLUSTER_DIR=$(CLUSTER_DIR) bash scripts/cluster.sh start
+	SLURM_CONF=$(CLUSTER_DIR)/etc/slurm.conf $(VENV)/bin/pytest -v -rA -m cluster tests/cluster; \
+	  rc=$$?; GEOBENCH_CLUSTER_DIR=$(CLUSTER_DIR) bash scripts/cluster.sh stop; exit $$rc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

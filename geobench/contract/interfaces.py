@@ -273,8 +273,8 @@ class Executor(abc.ABC):
       steps (False).
     - ``tasks_hold_leases``: its tasks may outlive the run (a scheduler's job array);
       ``map`` then also takes ``lease=`` (a ``run.leases.TaskLease`` each task takes its
-      cell over with) and ``fresh=`` (a rerun: results earlier tasks left are not used)
-      (False).
+      cell over with), ``fresh=`` (a rerun: results earlier tasks left are not used) and
+      ``report=`` (a callable that shows the run a line, e.g. the tasks' states) (False).
     - ``fit_memory(peak_mb, available_mb)``: an executor that starts workers here starts
       no more than ``available_mb`` holds at a cell's calibrated ``peak_mb``, and returns
       the line saying so (None: nothing to fit).

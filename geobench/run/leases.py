@@ -38,6 +38,16 @@ def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{_namespace()}:{uuid.uuid4().hex[:8]}"
 
 
+def task_owner(run: str) -> str:
+    """The owner name of a task of ``run`` (``new_owner()`` whose last part ends with the
+    run's), so that the run knows its own task's lease from another run's."""
+    return f"{new_owner()}.{run.rsplit(':', 1)[-1]}"
+
+
+def is_task_of(owner: str, run: str) -> bool:
+    return owner.endswith("." + run.rsplit(":", 1)[-1])
+
+
 def owner_died(owner: str) -> bool:
     """True when ``owner`` ran on this machine, in this process namespace, and its process no
     longer exists (a run killed with SIGKILL): its leases need not wait for the timeout."""
@@ -58,9 +68,12 @@ def owner_died(owner: str) -> bool:
 
 def held_elsewhere(store: Store, cell_id: str, owner: str, since: float) -> bool:
     """Whether another run stored ``cell_id`` since ``since`` or holds its lease and is
-    alive: a task ``owner`` lost must not record a failure over that run's cell."""
+    alive: a task ``owner`` lost must not record a failure over that run's cell. A lease
+    one of ``owner``'s own tasks holds is not another run's (the scheduler ended the task;
+    its process may not have exited yet)."""
     holder = store.leases([cell_id]).get(cell_id)
-    taken = holder is not None and holder[0] != owner and not owner_died(holder[0])
+    taken = holder is not None and holder[0] != owner and not is_task_of(holder[0], owner) \
+        and not owner_died(holder[0])
     return taken or cell_id in store.settled([cell_id], since)
 
 
@@ -92,7 +105,7 @@ class TaskLease:
         must be a file this task sees (``StoreError`` otherwise). ``LeaseLost`` when another
         run took the lease meanwhile (the run stopped renewing it): the cell is theirs."""
         check_exists(Path(self.store))  # a node that does not see it would create one
-        mine = new_owner()
+        mine = task_owner(self.owner)
         with contextlib.closing(Store(self.store)) as store:
             taken = store.hand_over(cell_id, self.owner, mine, self.timeout)
         if not taken:

@@ -294,10 +294,11 @@ def _await_others(store: Store, held: list[Cell], timeout: float, since: float, 
 def _execute(runner: Executor, todo: Iterator[Cell], progress: RunProgress, task: CellTask,
              lease: TaskLease, fresh: bool) -> Iterator[tuple[Cell, CellResult | BaseException]]:
     """The executor's results of ``todo``; an executor whose tasks may outlive this run
-    (``tasks_hold_leases``) gets the run's ``lease`` for its tasks to take over, and
-    ``fresh`` (a rerun: results an earlier run's tasks left are not used)."""
+    (``tasks_hold_leases``) gets the run's ``lease`` for its tasks to take over, ``fresh``
+    (a rerun: results an earlier run's tasks left are not used) and ``report`` (where its
+    lines on the tasks' states go)."""
     if runner.tasks_hold_leases:
-        return runner.map(task, todo, lease=lease, fresh=fresh)
+        return runner.map(task, todo, lease=lease, fresh=fresh, report=progress.say)
     if runner.in_process:
         def fn(cell: Cell) -> CellResult:
             progress.start(cell)

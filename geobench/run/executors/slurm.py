@@ -14,6 +14,7 @@ import dataclasses
 import os
 import pickle
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,7 @@ from geobench.run.safeload import UnreadableFileError, check_private, load_pickl
 from geobench.run.store import Store
 
 RESULT_SUFFIX = ".result.pkl"
+STATE_WORDS = {"UNKNOWN": "not yet in accounting"}  # what sacct does not know yet
 
 
 class SlurmParams(Params):
@@ -40,6 +42,8 @@ class SlurmParams(Params):
     timeout_min: int = Field(60, ge=1, description="wall-time limit of each array task")
     array_parallelism: int = Field(64, ge=1, description="array tasks running at once")
     poll_seconds: float = Field(2.0, gt=0, description="how often the driver looks for results")
+    state_seconds: float = Field(30.0, gt=0, description="how often the driver asks the "
+                                                          "scheduler (sacct) for the tasks' states")
 
 
 def result_path(folder: str | Path, cell_id: str) -> Path:
@@ -113,19 +117,28 @@ class SlurmExecutor(Executor):
         p = self.params
         cluster = None if p.cluster == "auto" else p.cluster
         ex = self.submitit.AutoExecutor(folder=Path(p.folder) / "logs", cluster=cluster)
-        extra = {"slurm_partition": p.partition} if p.partition and ex.cluster == "slurm" else {}
+        extra: dict[str, Any] = {}
+        if ex.cluster == "slurm":  # a cell cannot checkpoint: no early warning (USR2) to
+            # end it before its limit, so that the limit ends it and sacct says TIMEOUT
+            extra["slurm_additional_parameters"] = {"signal": "CONT@1"}
+            if p.partition:
+                extra["slurm_partition"] = p.partition
         ex.update_parameters(timeout_min=p.timeout_min, gpus_per_node=p.gpus_per_node,
                              cpus_per_task=p.cpus_per_task,
                              slurm_array_parallelism=p.array_parallelism, **extra)
         return ex
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any],
-            lease: TaskLease | None = None, fresh: bool = False
-            ) -> Iterator[tuple[Any, Any]]:
+            lease: TaskLease | None = None, fresh: bool = False,
+            report: Callable[[str], None] | None = None) -> Iterator[tuple[Any, Any]]:
         """Each item's result as its file appears (then the file is removed: the caller
         has stored it when it asks for the next). An item whose file a task of an earlier
         run left is not submitted again, unless ``fresh`` (a rerun), which removes that file
-        first. With ``lease``, each task holds its cell's lease while it runs."""
+        first. With ``lease``, each task holds its cell's lease while it runs. Every
+        ``state_seconds`` the tasks' states are asked for in one query; ``report`` gets a line
+        whenever their tally changes (``job 12: 2 running, 1 pending``). A task the scheduler
+        has ended without a result fails its item, naming the task and its state; one the
+        scheduler does not know yet (accounting lags) is waited for."""
         items = list(items)
         if not items:
             return
@@ -143,7 +156,12 @@ class SlurmExecutor(Executor):
         jobs = self._executor().map_array(run_and_save, [fn] * len(items), items,
                                           [folder] * len(items), [lease] * len(items))
         pending = dict(zip(jobs, items))
+        asked, shown = float("-inf"), ""
         while pending:
+            if time.monotonic() - asked >= self.params.state_seconds:
+                next(iter(pending)).done(force_check=True)  # one query for the whole array
+                asked = time.monotonic()
+                shown = _report(pending, shown, report)
             for job, item in list(pending.items()):
                 path = result_path(folder, item.id)
                 finished = job.done()  # before looking for the file: no result is missed
@@ -152,9 +170,23 @@ class SlurmExecutor(Executor):
                     yield from _collected(item, path)
                 elif finished:
                     del pending[job]
-                    yield item, RuntimeError(f"array task {job.job_id} failed: {job.state}")
+                    yield item, RuntimeError(f"array task {job.job_id} ended {job.state} without "
+                                             f"a result (its log: {job.paths.stderr})")
             if pending:
                 time.sleep(self.params.poll_seconds)
+
+
+def _report(pending: dict[Any, Any], shown: str, report: Callable[[str], None] | None) -> str:
+    """Report the tally of the ``pending`` tasks' states when it differs from ``shown``
+    (``job 12: 2 running, 1 pending``); returns the tally now."""
+    states = (job.state.split()[0] for job in pending)  # "CANCELLED by 0": its first word
+    tally = Counter(STATE_WORDS.get(state, state.lower()) for state in states)
+    arrays = sorted({str(job.job_id).split("_")[0] for job in pending})
+    line = f"job {', '.join(arrays)}: " + ", ".join(f"{n} {state}"
+                                                   for state, n in sorted(tally.items()))
+    if report is not None and line != shown:
+        report(line)
+    return line
 
 
 def _collected(item: Any, path: Path) -> Iterator[tuple[Any, Any]]:

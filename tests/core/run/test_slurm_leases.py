@@ -13,7 +13,14 @@ import pytest
 
 from geobench.records import CellResult
 from geobench.run.executors.slurm import SlurmExecutor, SlurmParams, result_path
-from geobench.run.leases import LeaseLost, TaskLease, held_elsewhere, new_owner
+from geobench.run.leases import (
+    LeaseLost,
+    TaskLease,
+    held_elsewhere,
+    new_owner,
+    owner_died,
+    task_owner,
+)
 from geobench.run.safeload import UnreadableFileError
 from geobench.run.store import Store, StoreError
 from tests.conftest import start_cli, write_distribution
@@ -79,6 +86,7 @@ def test_a_rerun_after_the_driver_died_never_trains_a_running_task_again(tmp_pat
     write_distribution(site, "napping-objective", "1.0", "napping", "napping_objective",
                        NAPPING)
     text = small_suite(steps=40, lrs=(0.05, 0.1)).replace("seeds: 2", "seeds: 1")
+    text += "executor: {name: slurm, cluster: local}\n"  # submitit's backend, even beside sbatch
     (tmp_path / "suite.yaml").write_text(text.replace("{name: toy_ce}", "{name: napping_ce}"))
     log, db = tmp_path / "executions.log", tmp_path / "db.sqlite"
     args = ["run", "suite.yaml", "--store", "db.sqlite", "--no-leaderboard", "--quiet",
@@ -111,9 +119,9 @@ def test_a_rerun_after_the_driver_died_never_trains_a_running_task_again(tmp_pat
 class _Job:
     """A submitit job that ended without writing a result."""
 
-    job_id, state = "7", "COMPLETED"
+    job_id, state, paths = "7", "COMPLETED", SimpleNamespace(stderr="7_0_log.err")
 
-    def done(self):
+    def done(self, force_check=False):
         return True
 
 
@@ -155,7 +163,7 @@ def test_a_left_result_is_stored_unless_fresh_and_an_unreadable_one_set_aside(sl
     assert not result_path(folder, "a").exists()  # stored: removed
     assert isinstance(got["b"], UnreadableFileError) and "set aside as" in str(got["b"])
     assert (folder / "b.result.pkl.unreadable").exists() and not result_path(folder, "b").exists()
-    assert str(got["c"]) == "array task 7 failed: COMPLETED"
+    assert str(got["c"]) == "array task 7 ended COMPLETED without a result (its log: 7_0_log.err)"
 
     submitted.clear()
     _left(folder, "a", CellResult("a", "complete"))
@@ -177,4 +185,9 @@ def test_a_lost_task_records_no_failure_over_another_runs_cell(tmp_path):
     store.release(dead)
     assert store.lease("c", "elsewhere:1:x:y", 60, since)
     assert held_elsewhere(store, "c", me, since)  # another run holds it
+    store.release("elsewhere:1:x:y")
+    task = task_owner(me)  # alive: the scheduler ended it, its process has not exited yet
+    assert store.lease("c", task, 60, since) and not owner_died(task)
+    assert not held_elsewhere(store, "c", me, since)  # this run's own task
+    assert held_elsewhere(store, "c", new_owner(), since)  # to a rerun, another run's task
     store.close()
