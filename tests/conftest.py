@@ -4,9 +4,12 @@ and CLI subprocesses that load the plugins a test chooses."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from importlib.metadata import distributions
 from pathlib import Path
 
@@ -66,6 +69,17 @@ def cli_env(site: Path | None = None, extra: dict[str, str] | None = None, *,
     return env
 
 
+def wait_until(condition: Callable[[], object], timeout: float, what: str,
+               poll: float = 0.2) -> None:
+    """Wait until ``condition()`` is true (an event: a file, a row, a process gone), failing
+    with ``what`` after ``timeout`` seconds; never a fixed sleep standing in for one."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(poll)
+
+
 def run_cli(args: list[str], cwd: Path, site: Path | None = None, timeout: float = 600, *,
             toy: bool = False, autoload: bool = False, extra_env: dict[str, str] | None = None,
             **popen) -> subprocess.CompletedProcess:
@@ -85,7 +99,14 @@ def start_cli(args: list[str], cwd: Path, site: Path | None = None,
     return subprocess.Popen([sys.executable, "-m", "geobench.cli", *args], cwd=cwd,
                             env=cli_env(site, extra_env, toy=toy, autoload=autoload),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=new_session)
+                            start_new_session=new_session, preexec_fn=_interruptible)
+
+
+def _interruptible() -> None:
+    """SIGINT as at a terminal: a test run in the background of a shell without job control
+    (``make test &`` in a script) ignores SIGINT, and so would the runs it starts, which
+    would then train to the end instead of stopping at the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import os
 import shlex
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,6 @@ SCALING = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
 NAPPING = """
 import json
 import os
-import time
 import torch
 from geobench.contract.interfaces import Objective
 from geobench.contract.hooks import hookimpl
@@ -116,14 +114,6 @@ def values(db: Path) -> list[tuple]:
     with sqlite3.connect(db) as con:
         return sorted(con.execute("SELECT * FROM series").fetchall()) + sorted(
             con.execute("SELECT * FROM finals").fetchall())
-
-
-def wait_until(condition, timeout: float, what: str, poll: float = 0.2) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(poll)
 
 
 @pytest.fixture(scope="session")

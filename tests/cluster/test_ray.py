@@ -14,9 +14,8 @@ from tests.cluster.conftest import (
     naps,
     stored,
     values,
-    wait_until,
 )
-from tests.conftest import cli_env, run_cli, start_cli
+from tests.conftest import cli_env, run_cli, start_cli, wait_until
 
 pytestmark = pytest.mark.cluster
 

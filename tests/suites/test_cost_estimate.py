@@ -1,6 +1,6 @@
 """Cost estimates of shipped suites: the missing-calibration message, an estimate of every
-full profile from the calibration files the repository tracks, and an estimate against a
-measured CPU run (slow)."""
+full profile from the calibration files the repository tracks (an estimate against a
+measured run is benchmarks/estimate_accuracy.py)."""
 
 import re
 import shutil
@@ -11,13 +11,8 @@ import pytest
 
 from geobench.contract.manager import registry
 from geobench.run import estimate
-from geobench.run.calibrate import calibrate
-from geobench.run.preflight import Shortening, design_points
 from geobench.study import Study
 from geobench.suite import load_suite
-from geobench.train.engine import run_cell
-
-FACTOR = 1.5  # an estimate is within this factor of the measured wall time
 
 
 def test_without_calibration_show_names_the_file(tmp_path):
@@ -62,24 +57,3 @@ def test_every_full_profile_is_priced_from_the_tracked_calibration(suite, tracke
         assert re.match(r"GPU-hours: (about|at least) \d+\.\d\d on NVIDIA H200", gpu), gpu
         assert "step of" not in gpu, gpu  # every training step priced
         assert cpu.startswith("CPU-hours: "), cpu
-
-
-@pytest.mark.slow
-def test_estimate_is_within_a_factor_of_a_measured_cpu_run():
-    """Calibrated on a 40-step run of head_depth's first design point (four heads on a tiny
-    ResNet, the Hessian every 20 steps, guillotine probes), priced at its full 400 steps and
-    compared with the wall time of two real cells of it (about a minute)."""
-    reg = registry()
-    cells = Study(load_suite("suites/head_depth.yaml"), reg, "smoke").cells
-    point = design_points(cells)[0]
-    tables = calibrate([point], reg, Shortening(steps=40))
-    cal = estimate.Calibration(estimate.CALIBRATION, **tables)
-    runs = [c for c in cells if c.arms == point.arms][:2]
-    measured = 0.0
-    for cell in runs:
-        result = run_cell(cell, reg)
-        assert result.status.value == "complete"
-        measured += result.finished - result.started
-    priced = estimate.estimate(runs, cal)
-    assert not priced.missing
-    assert 1 / FACTOR < priced.seconds / measured < FACTOR, (priced.seconds, measured)

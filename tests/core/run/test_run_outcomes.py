@@ -17,7 +17,7 @@ from geobench.run.runner import RunOptions, run_suite
 from geobench.run.store import Store
 from geobench.study import Study
 from geobench.suite import load_suite
-from tests.conftest import run_cli, start_cli, write_distribution
+from tests.conftest import run_cli, start_cli, wait_until, write_distribution
 from tests.core.suite_text import small_suite
 
 OBJECTIVES = """
@@ -170,8 +170,8 @@ def test_interrupted_or_terminated_run_releases_its_leases(tmp_path, site, sig, 
     assert message in err and proc.returncode in codes, err
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT count(*) FROM leases").fetchone() == (0,)
-    time.sleep(1)
-    assert not [pid for pid in children if _running(pid)]  # the workers were stopped
+    wait_until(lambda: not [pid for pid in children if _running(pid)], 60,
+               "the pool's workers to stop")
 
 
 def _state(pid: int) -> list[str]:
