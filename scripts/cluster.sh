@@ -187,6 +187,11 @@ stop() {
   stop_pid munged "$DIR/run/munged.pid"
 }
 
+if [[ $(id -u) != 0 ]]; then
+  say "runs as root (it installs packages and starts the daemons as root); see docs/scaling.md"
+  exit 1
+fi
+
 case ${1:-} in
   start) start ;;
   stop) stop ;;
