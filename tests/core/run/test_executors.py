@@ -170,4 +170,5 @@ def test_a_killed_slurm_array_task_names_its_job_and_state(tmp_path):
     runner = SlurmExecutor(SlurmParams(cluster="local", folder=str(tmp_path), poll_seconds=0.5))
     [(_, error)] = runner.map(helpers.kill_self, [SimpleNamespace(id="doomed")])
     assert isinstance(error, RuntimeError)
-    assert re.fullmatch(r"array task \S+ failed: [A-Z]+", str(error)), error
+    assert re.fullmatch(r"array task \S+ ended [A-Z]+ without a result \(its log: \S+\)",
+                        str(error)), error
