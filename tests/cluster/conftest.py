@@ -20,6 +20,7 @@ SCALING = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
 NAPPING = """
 import json
 import os
+import time
 import torch
 from geobench.contract.interfaces import Objective
 from geobench.contract.hooks import hookimpl
